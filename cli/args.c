@@ -1,0 +1,140 @@
+/*
+ * args.c -- option parsing and value parsers for the CLI.
+ */
+#include "cli/args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cli_opt *find_long(cli_args *a, const char *name, size_t len) {
+  for (int i = 0; i < a->n_opts; i++)
+    if (strlen(a->opts[i].name) == len &&
+        strncmp(a->opts[i].name, name, len) == 0)
+      return &a->opts[i];
+  return NULL;
+}
+
+static cli_opt *find_short(cli_args *a, char c) {
+  for (int i = 0; i < a->n_opts; i++)
+    if (a->opts[i].short_name == c)
+      return &a->opts[i];
+  return NULL;
+}
+
+/* Handles one option word at argv[*i]; may consume the next word. */
+static int parse_option(cli_args *a, int argc, char **argv, int *i) {
+  const char *w = argv[*i], *eq = NULL;
+  cli_opt *o;
+  if (w[1] == '-') {
+    eq = strchr(w + 2, '=');
+    o = find_long(a, w + 2, eq ? (size_t)(eq - w - 2) : strlen(w + 2));
+  } else {
+    o = w[2] == '\0' ? find_short(a, w[1]) : NULL;
+  }
+  if (!o) {
+    snprintf(a->error, sizeof a->error, "unknown option '%s'", w);
+    return -1;
+  }
+  if (!o->takes_value) {
+    if (eq) {
+      snprintf(a->error, sizeof a->error, "option '--%s' takes no value",
+               o->name);
+      return -1;
+    }
+    o->value = "1";
+    return 0;
+  }
+  if (eq) {
+    o->value = eq + 1;
+  } else if (*i + 1 < argc) {
+    o->value = argv[++*i];
+  } else {
+    snprintf(a->error, sizeof a->error, "option '%s' needs a value", w);
+    return -1;
+  }
+  return 0;
+}
+
+int cli_parse(cli_args *a, int argc, char **argv) {
+  bool only_pos = false;
+  a->n_pos = 0;
+  a->help = false;
+  a->error[0] = '\0';
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i];
+    if (!only_pos && strcmp(w, "--") == 0) {
+      only_pos = true;
+    } else if (!only_pos && (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)) {
+      a->help = true;
+    } else if (!only_pos && w[0] == '-' && w[1] != '\0') {
+      if (parse_option(a, argc, argv, &i) != 0)
+        return -1;
+    } else {
+      if (a->n_pos == CLI_MAX_POS) {
+        snprintf(a->error, sizeof a->error, "too many arguments");
+        return -1;
+      }
+      a->pos[a->n_pos++] = w;
+    }
+  }
+  return 0;
+}
+
+const char *cli_get(const cli_args *a, const char *name) {
+  for (int i = 0; i < a->n_opts; i++)
+    if (strcmp(a->opts[i].name, name) == 0)
+      return a->opts[i].value;
+  return NULL;
+}
+
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out) {
+  if (!s || *s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || v >= max)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int cli_parse_bytes(const char *s, uint64_t *out) {
+  static const struct {
+    const char *suffix;
+    unsigned shift;
+  } units[] = {{"", 0},   {"B", 0},    {"K", 10},  {"KB", 10}, {"KiB", 10},
+               {"M", 20}, {"MB", 20},  {"MiB", 20}, {"G", 30}, {"GB", 30},
+               {"GiB", 30}, {"T", 40}, {"TB", 40}, {"TiB", 40}};
+  if (!s || *s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno)
+    return -1;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(end, units[i].suffix) != 0)
+      continue;
+    if (v > (UINT64_MAX >> units[i].shift))
+      return -1;
+    *out = (uint64_t)v << units[i].shift;
+    return 0;
+  }
+  return -1;
+}
+
+int cli_parse_seconds(const char *s, double *out) {
+  if (!s || !*s)
+    return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v) || v <= 0)
+    return -1;
+  *out = v;
+  return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * cli.h -- shared pieces of the `fuseplan` command (the only code that
+ * prints or exits).  Each subcommand is a function cmd_<name>(argc, argv)
+ * returning the process exit code (DESIGN.md section 5).
+ */
+#ifndef FP_CLI_H
+#define FP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/eval.h"
+#include "model/graph.h"
+#include "model/plan.h"
+#include "model/status.h"
+
+enum {
+  EXIT_OK = 0,       /* success */
+  EXIT_PROBLEM = 1,  /* verify/compare found a problem; infeasible request */
+  EXIT_USAGE = 2,    /* bad command line */
+  EXIT_INPUT = 3,    /* invalid input file */
+  EXIT_INTERNAL = 4  /* internal, output or solver failure */
+};
+
+int cmd_info(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_solve(int argc, char **argv);
+
+/* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
+ * status of a failed load or computation on input files. */
+int cli_fail(const fp_error *err);
+
+/* Prints "fuseplan <cmd>: <msg>" and a hint to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Loads a graph file, printing the error; returns 0 or an exit code. */
+int cli_load_graph(const char *path, fp_graph **g);
+
+/* Loads a plan file for g, printing the error; 0 or an exit code. */
+int cli_load_plan(const char *path, const fp_graph *g, fp_plan **p);
+
+/* Formats bytes as "1234567 (1.18 MiB)" into buf. */
+const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
+
+/* Prints s as a JSON string literal (quoted, escaped) to f. */
+void cli_json_str(FILE *f, const char *s);
+
+/* Writes `text` atomically to path; prints the error and returns
+ * EXIT_INTERNAL on failure, 0 on success. */
+int cli_write_file(const char *path, const char *text);
+
+#endif /* FP_CLI_H */

@@ -1,0 +1,268 @@
+/*
+ * cmd_eval.c -- `fuseplan eval`, `verify` and `compare`: the evaluator's
+ * figures for plan files, legality, and side-by-side tables.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "model/json.h"
+
+static const char eval_help[] =
+    "usage: fuseplan eval GRAPH PLAN [--json] [--timeline FILE.csv]\n"
+    "\n"
+    "Checks PLAN against GRAPH and prints its memory traffic (bytes read\n"
+    "and written by kernels), peak live memory, kernels, and both as a\n"
+    "ratio to the eager plan.  Exit 1 if the plan is illegal.\n"
+    "  --json             one JSON object on stdout\n"
+    "  --timeline FILE    per-step live memory, reads and writes as CSV\n";
+
+static const char verify_help[] =
+    "usage: fuseplan verify GRAPH PLAN\n"
+    "\n"
+    "Exit 0 when PLAN is legal for GRAPH (every node exactly once, legal\n"
+    "fusions, max_fusion_size, dependency order); exit 1 naming the first\n"
+    "violation otherwise.\n";
+
+static const char compare_help[] =
+    "usage: fuseplan compare GRAPH PLAN... [--json]\n"
+    "\n"
+    "One row per plan (and the eager plan first): kernels, traffic, peak,\n"
+    "and their ratios to eager.  Exit 1 if any plan is illegal.\n";
+
+/* Evaluates the eager plan of g. */
+static int eval_eager(const fp_graph *g, fp_metrics *m) {
+  fp_error err;
+  fp_error_clear(&err);
+  fp_plan *p = fp_plan_create();
+  if (!p)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fp_status st = fp_plan_make_eager(p, g, &err);
+  if (st == FP_OK)
+    st = fp_plan_eval(g, p, m, NULL, &err);
+  fp_plan_destroy(p);
+  return st == FP_OK ? 0 : cli_fail(&err);
+}
+
+static double ratio(uint64_t a, uint64_t b) {
+  return b ? (double)a / (double)b : 1.0;
+}
+
+/* Writes the per-step timeline as CSV (node names quoted). */
+static int write_timeline(const char *path, const fp_graph *g,
+                          const fp_plan *p, const fp_step *tl) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fputs("step,nodes,live_bytes,read_bytes,write_bytes,first_node\n", f);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t n;
+    const int32_t *grp = fp_plan_group(p, t, &n);
+    fprintf(f, "%d,%d,%llu,%llu,%llu,\"", (int)t, (int)tl[t].nodes,
+            (unsigned long long)tl[t].live_bytes,
+            (unsigned long long)tl[t].read_bytes,
+            (unsigned long long)tl[t].write_bytes);
+    for (const char *c = fp_graph_node(g, grp[0])->name; *c; c++) {
+      if (*c == '"')
+        fputc('"', f); /* CSV doubles quotes inside a quoted field */
+      fputc(*c, f);
+    }
+    fputs("\"\n", f);
+  }
+  if (fclose(f) != 0 || !text) {
+    free(text);
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  }
+  int rc = cli_write_file(path, text);
+  free(text);
+  return rc;
+}
+
+static void print_eval_json(const fp_metrics *m, const fp_metrics *e) {
+  printf("{\"traffic_bytes\": %llu, \"peak_bytes\": %llu, \"kernels\": %d, "
+         "\"read_bytes\": %llu, \"write_bytes\": %llu, \"peak_step\": %d, "
+         "\"materialized\": %d, \"resident_bytes\": %llu, \"eager\": "
+         "{\"traffic_bytes\": %llu, \"peak_bytes\": %llu, \"kernels\": %d}}\n",
+         (unsigned long long)m->traffic_bytes,
+         (unsigned long long)m->peak_bytes, (int)m->kernels,
+         (unsigned long long)m->read_bytes, (unsigned long long)m->write_bytes,
+         (int)m->peak_step, (int)m->materialized,
+         (unsigned long long)m->resident_bytes,
+         (unsigned long long)e->traffic_bytes,
+         (unsigned long long)e->peak_bytes, (int)e->kernels);
+}
+
+static void print_eval_text(const fp_graph *g, const fp_plan *p,
+                            const fp_metrics *m, const fp_metrics *e) {
+  char b1[64], b2[64], b3[64];
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  printf("graph         %s\n", fp_graph_name(g));
+  printf("method        %s\n", si->method[0] ? si->method : "(unknown)");
+  printf("kernels       %d (eager %d)\n", (int)m->kernels, (int)e->kernels);
+  printf("traffic       %s = reads %s + writes %s; %.3fx eager\n",
+         cli_bytes(m->traffic_bytes, b1, sizeof b1),
+         cli_bytes(m->read_bytes, b2, sizeof b2),
+         cli_bytes(m->write_bytes, b3, sizeof b3),
+         ratio(m->traffic_bytes, e->traffic_bytes));
+  printf("peak          %s; %.3fx eager", cli_bytes(m->peak_bytes, b1,
+                                                    sizeof b1),
+         ratio(m->peak_bytes, e->peak_bytes));
+  if (m->peak_step >= 0) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, m->peak_step, &len);
+    printf(", first reached at step %d (%s%s)", (int)m->peak_step,
+           fp_graph_node(g, grp[0])->name, len > 1 ? ", ..." : "");
+  }
+  printf("\nmaterialized  %d buffers; resident inputs %s\n",
+         (int)m->materialized, cli_bytes(m->resident_bytes, b1, sizeof b1));
+}
+
+int cmd_eval(int argc, char **argv) {
+  cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
+  cli_args a = {opts, 2, {0}, 0, false, {0}};
+  if (cli_parse(&a, argc, argv) != 0)
+    return cli_usage_error("eval", "%s", a.error);
+  if (a.help)
+    return fputs(eval_help, stdout), EXIT_OK;
+  if (a.n_pos != 2)
+    return cli_usage_error("eval", "expected GRAPH and PLAN");
+  fp_graph *g = NULL;
+  fp_plan *p = NULL;
+  fp_step *tl = NULL;
+  fp_metrics m, e;
+  fp_error err;
+  fp_error_clear(&err);
+  int rc = cli_load_graph(a.pos[0], &g);
+  if (rc || (rc = cli_load_plan(a.pos[1], g, &p)) || (rc = eval_eager(g, &e)))
+    goto done;
+  tl = calloc((size_t)fp_plan_group_count(p) + 1, sizeof *tl);
+  if (!tl) {
+    rc = cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+    goto done;
+  }
+  if (fp_plan_eval(g, p, &m, tl, &err) != FP_OK) {
+    fp_error_prefix(&err, a.pos[1]);
+    rc = cli_fail(&err);
+    goto done;
+  }
+  if (cli_get(&a, "json"))
+    print_eval_json(&m, &e);
+  else
+    print_eval_text(g, p, &m, &e);
+  if (cli_get(&a, "timeline"))
+    rc = write_timeline(cli_get(&a, "timeline"), g, p, tl);
+done:
+  free(tl);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  return rc;
+}
+
+int cmd_verify(int argc, char **argv) {
+  cli_args a = {NULL, 0, {0}, 0, false, {0}};
+  if (cli_parse(&a, argc, argv) != 0)
+    return cli_usage_error("verify", "%s", a.error);
+  if (a.help)
+    return fputs(verify_help, stdout), EXIT_OK;
+  if (a.n_pos != 2)
+    return cli_usage_error("verify", "expected GRAPH and PLAN");
+  fp_graph *g = NULL;
+  fp_plan *p = NULL;
+  fp_error err;
+  fp_error_clear(&err);
+  int rc = cli_load_graph(a.pos[0], &g);
+  if (rc || (rc = cli_load_plan(a.pos[1], g, &p)))
+    goto done;
+  if (fp_plan_check(g, p, 0, &err) != FP_OK) {
+    fp_error_prefix(&err, a.pos[1]);
+    rc = cli_fail(&err);
+  } else {
+    printf("%s: legal plan for %s (%d kernels, %d nodes)\n", a.pos[1],
+           a.pos[0], (int)fp_plan_group_count(p), (int)fp_graph_node_count(g));
+  }
+done:
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  return rc;
+}
+
+/* One row of the compare table; `m` is NULL for an illegal plan. */
+static void compare_row(const char *label, const char *method,
+                        const fp_metrics *m, const fp_metrics *e,
+                        const char *problem, bool json, bool first) {
+  if (json) {
+    printf("%s\n {\"plan\": ", first ? "" : ",");
+    cli_json_str(stdout, label);
+    printf(", \"method\": ");
+    cli_json_str(stdout, method);
+    if (m)
+      printf(", \"legal\": true, \"kernels\": %d, \"traffic_bytes\": %llu, "
+             "\"peak_bytes\": %llu}",
+             (int)m->kernels, (unsigned long long)m->traffic_bytes,
+             (unsigned long long)m->peak_bytes);
+    else {
+      printf(", \"legal\": false, \"problem\": ");
+      cli_json_str(stdout, problem);
+      printf("}");
+    }
+    return;
+  }
+  if (!m) {
+    printf("%-28.28s %-14.14s ILLEGAL: %s\n", label, method, problem);
+    return;
+  }
+  printf("%-28.28s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label, method,
+         (int)m->kernels, (unsigned long long)m->traffic_bytes,
+         ratio(m->traffic_bytes, e->traffic_bytes),
+         (unsigned long long)m->peak_bytes, ratio(m->peak_bytes, e->peak_bytes));
+}
+
+int cmd_compare(int argc, char **argv) {
+  cli_opt opts[] = {{"json", 0, false, NULL}};
+  cli_args a = {opts, 1, {0}, 0, false, {0}};
+  if (cli_parse(&a, argc, argv) != 0)
+    return cli_usage_error("compare", "%s", a.error);
+  if (a.help)
+    return fputs(compare_help, stdout), EXIT_OK;
+  if (a.n_pos < 2)
+    return cli_usage_error("compare", "expected GRAPH and at least one PLAN");
+  bool json = cli_get(&a, "json") != NULL;
+  fp_graph *g = NULL;
+  fp_metrics e;
+  int rc = cli_load_graph(a.pos[0], &g), illegal = 0;
+  if (rc || (rc = eval_eager(g, &e)))
+    goto done;
+  if (json)
+    printf("[");
+  else
+    printf("%-28s %-14s %8s %18s %8s %18s %8s\n", "plan", "method", "kernels",
+           "traffic_bytes", "x eager", "peak_bytes", "x eager");
+  compare_row("(eager)", "eager", &e, &e, NULL, json, true);
+  for (int i = 1; i < a.n_pos && !rc; i++) {
+    fp_plan *p = NULL;
+    fp_metrics m;
+    fp_error err;
+    fp_error_clear(&err);
+    if ((rc = cli_load_plan(a.pos[i], g, &p)))
+      break;
+    const char *method = fp_plan_solver_const(p)->method;
+    bool ok = fp_plan_eval(g, p, &m, NULL, &err) == FP_OK;
+    if (!ok && err.code != FP_EILLEGAL)
+      rc = cli_fail(&err);
+    illegal += !ok;
+    compare_row(a.pos[i], method[0] ? method : "?", ok ? &m : NULL, &e,
+                err.msg, json, false);
+    fp_plan_destroy(p);
+  }
+  if (json)
+    printf("\n]\n");
+  if (!rc && illegal)
+    rc = EXIT_PROBLEM;
+done:
+  fp_graph_destroy(g);
+  return rc;
+}

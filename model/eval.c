@@ -1,0 +1,361 @@
+/*
+ * eval.c -- legality, costs and lower bounds (DESIGN.md section 1).
+ *
+ * Everything is computed from the step of each node (the index of its
+ * group): a buffer's write step is its writer's step, its last use the max
+ * step of its readers.  Live memory is a difference array over steps, so a
+ * plan of T steps over a graph of B buffers and R reads costs O(T + B + R).
+ */
+#include "model/eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- legality ----------------------------------------------------------- */
+
+/* Assigns step[v] for every node of the plan and checks that each node
+ * appears exactly once, no group is empty, and no group is over `k`. */
+static fp_status assign_steps(const fp_graph *g, const fp_plan *p, int32_t k,
+                              int32_t *step, fp_error *err) {
+  int32_t n = fp_graph_node_count(g);
+  for (int32_t v = 0; v < n; v++)
+    step[v] = -1;
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    if (len == 0)
+      return fp_error_set(err, FP_EILLEGAL, "group %d is empty", (int)t);
+    if (len > k)
+      return fp_error_set(err, FP_EILLEGAL,
+                          "group %d has %d nodes, more than max_fusion_size "
+                          "%d",
+                          (int)t, (int)len, (int)k);
+    for (int32_t i = 0; i < len; i++) {
+      int32_t v = grp[i];
+      if (v < 0 || v >= n)
+        return fp_error_set(err, FP_EILLEGAL,
+                            "group %d: node index %d out of range", (int)t,
+                            (int)v);
+      if (step[v] >= 0)
+        return fp_error_set(err, FP_EILLEGAL,
+                            "node '%s' appears twice (groups %d and %d)",
+                            fp_graph_node(g, v)->name, (int)step[v], (int)t);
+      step[v] = t;
+    }
+  }
+  for (int32_t v = 0; v < n; v++)
+    if (step[v] < 0)
+      return fp_error_set(err, FP_EILLEGAL, "node '%s' is missing from the plan",
+                          fp_graph_node(g, v)->name);
+  return FP_OK;
+}
+
+/* Explains why nodes u and v may not share group t. */
+static fp_status fusion_error(const fp_graph *g, int32_t t, int32_t u,
+                              int32_t v, fp_error *err) {
+  const fp_node *a = fp_graph_node(g, u), *b = fp_graph_node(g, v);
+  if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
+    return fp_error_set(err, FP_EILLEGAL,
+                        "group %d: extern node '%s' is fused with '%s'",
+                        (int)t, a->kind == FP_KIND_EXTERN ? a->name : b->name,
+                        a->kind == FP_KIND_EXTERN ? b->name : a->name);
+  if (fp_graph_is_unfusible(g, u, v))
+    return fp_error_set(err, FP_EILLEGAL,
+                        "group %d: nodes '%s' and '%s' are listed unfusible",
+                        (int)t, a->name, b->name);
+  return fp_error_set(err, FP_EILLEGAL,
+                      "group %d: nodes '%s' [%llu, %llu] and '%s' [%llu, "
+                      "%llu] have incompatible iteration spaces",
+                      (int)t, a->name, (unsigned long long)a->numel,
+                      (unsigned long long)a->rnumel, b->name,
+                      (unsigned long long)b->numel,
+                      (unsigned long long)b->rnumel);
+}
+
+/* Checks rules 1-2 (extern alone, pairwise compatible) in every group. */
+static fp_status check_fusions(const fp_graph *g, const fp_plan *p,
+                               fp_error *err) {
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      for (int32_t j = i + 1; j < len; j++)
+        if (!fp_graph_compatible(g, grp[i], grp[j]))
+          return fusion_error(g, t, grp[i], grp[j], err);
+  }
+  return FP_OK;
+}
+
+/* Checks rule 4: every reader runs in its writer's step or later. */
+static fp_status check_order(const fp_graph *g, const int32_t *step,
+                             fp_error *err) {
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    const fp_node *n = fp_graph_node(g, v);
+    for (int32_t i = 0; i < n->n_reads; i++) {
+      const fp_buffer *b = fp_graph_buffer(g, n->reads[i].buffer);
+      if (b->writer >= 0 && step[b->writer] > step[v])
+        return fp_error_set(err, FP_EILLEGAL,
+                            "node '%s' (group %d) reads '%s' before its "
+                            "writer '%s' runs (group %d)",
+                            n->name, (int)step[v], b->name,
+                            fp_graph_node(g, b->writer)->name,
+                            (int)step[b->writer]);
+    }
+  }
+  return FP_OK;
+}
+
+/* Full legality check; fills step[] (n entries) on success. */
+static fp_status check_into(const fp_graph *g, const fp_plan *p, int32_t k,
+                            int32_t *step, fp_error *err) {
+  if (k <= 0)
+    k = fp_graph_max_fusion_size(g);
+  fp_status st = assign_steps(g, p, k, step, err);
+  if (st == FP_OK)
+    st = check_fusions(g, p, err);
+  if (st == FP_OK)
+    st = check_order(g, step, err);
+  return st;
+}
+
+fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
+                        int32_t max_fusion_size, fp_error *err) {
+  int32_t *step = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *step);
+  if (!step)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  fp_status st = check_into(g, p, max_fusion_size, step, err);
+  free(step);
+  return st;
+}
+
+/* ---- costs -------------------------------------------------------------- */
+
+/* Scratch arrays of one evaluation. */
+typedef struct eval_work {
+  int32_t *step;     /* per node */
+  int32_t *stamp;    /* per buffer: last group that read it */
+  uint64_t *cur;     /* per buffer: bytes counted for it in that group */
+  int64_t *delta;    /* per step + 1: live-memory difference array */
+  uint64_t *reads;   /* per step */
+  uint64_t *writes;  /* per step */
+} eval_work;
+
+static void work_free(eval_work *w) {
+  free(w->step);
+  free(w->stamp);
+  free(w->cur);
+  free(w->delta);
+  free(w->reads);
+  free(w->writes);
+}
+
+static int work_alloc(eval_work *w, size_t nodes, size_t buffers,
+                      size_t steps) {
+  memset(w, 0, sizeof *w);
+  w->step = malloc((nodes + 1) * sizeof *w->step);
+  w->stamp = malloc((buffers + 1) * sizeof *w->stamp);
+  w->cur = malloc((buffers + 1) * sizeof *w->cur);
+  w->delta = calloc(steps + 1, sizeof *w->delta);
+  w->reads = calloc(steps + 1, sizeof *w->reads);
+  w->writes = calloc(steps + 1, sizeof *w->writes);
+  if (w->step && w->stamp && w->cur && w->delta && w->reads && w->writes)
+    return 0;
+  work_free(w);
+  return -1;
+}
+
+/* Read traffic per step: each distinct buffer a group reads and does not
+ * produce, once, at the largest per-read byte count among its readers. */
+static void count_reads(const fp_graph *g, const fp_plan *p, eval_work *w) {
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    w->stamp[b] = -1;
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++) {
+      const fp_node *n = fp_graph_node(g, grp[i]);
+      for (int32_t r = 0; r < n->n_reads; r++) {
+        int32_t b = n->reads[r].buffer;
+        uint64_t bytes = n->reads[r].bytes;
+        int32_t wr = fp_graph_buffer(g, b)->writer;
+        if (wr >= 0 && w->step[wr] == t)
+          continue; /* produced inside the group: never read from memory */
+        if (w->stamp[b] != t) {
+          w->stamp[b] = t;
+          w->cur[b] = bytes;
+          w->reads[t] += bytes;
+        } else if (bytes > w->cur[b]) {
+          w->reads[t] += bytes - w->cur[b];
+          w->cur[b] = bytes;
+        }
+      }
+    }
+  }
+}
+
+/* Adds `bytes` to live(t) for first <= t <= last. */
+static void add_live(eval_work *w, int32_t first, int32_t last,
+                     uint64_t bytes) {
+  w->delta[first] += (int64_t)bytes;
+  w->delta[last + 1] -= (int64_t)bytes;
+}
+
+/* Materialization and lifetimes of every buffer; returns how many produced
+ * buffers are materialized. */
+static int32_t count_buffers(const fp_graph *g, int32_t steps, eval_work *w) {
+  int32_t materialized = 0;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    int32_t last = -1;
+    bool split = false; /* some reader outside the writer's group */
+    int32_t ws = buf->writer >= 0 ? w->step[buf->writer] : -1;
+    for (int32_t i = 0; i < buf->n_readers; i++) {
+      int32_t s = w->step[buf->readers[i]];
+      last = s > last ? s : last;
+      split |= s != ws;
+    }
+    if (buf->input) {
+      /* Resident inputs are added once, outside; a freeable one lives from
+       * the start through its last reader's step. */
+      if (buf->freeable && !buf->output && buf->n_readers > 0)
+        add_live(w, 0, last, buf->bytes);
+      continue;
+    }
+    if (buf->writer < 0)
+      continue; /* unused: never written, never read */
+    if (!(buf->output || buf->n_readers == 0 || split))
+      continue; /* consumed inside its writer's group */
+    materialized++;
+    w->writes[ws] += buf->bytes;
+    int32_t end = buf->output ? steps - 1 : (buf->n_readers ? last : ws);
+    add_live(w, ws, end, buf->bytes);
+  }
+  return materialized;
+}
+
+fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
+                         int32_t max_fusion_size, fp_metrics *out,
+                         fp_step *timeline, fp_error *err) {
+  int32_t steps = fp_plan_group_count(p);
+  eval_work w;
+  if (work_alloc(&w, (size_t)fp_graph_node_count(g),
+                 (size_t)fp_graph_buffer_count(g), (size_t)steps) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  fp_status st = check_into(g, p, max_fusion_size, w.step, err);
+  if (st != FP_OK)
+    goto done;
+  count_reads(g, p, &w);
+  memset(out, 0, sizeof *out);
+  out->materialized = count_buffers(g, steps, &w);
+  out->kernels = steps;
+  out->resident_bytes = fp_graph_resident_bytes(g);
+  out->peak_bytes = out->resident_bytes;
+  out->peak_step = -1;
+  int64_t live = 0;
+  for (int32_t t = 0; t < steps; t++) {
+    live += w.delta[t];
+    uint64_t now = out->resident_bytes + (uint64_t)live;
+    if (out->peak_step < 0 || now > out->peak_bytes) {
+      out->peak_bytes = now;
+      out->peak_step = t;
+    }
+    out->read_bytes += w.reads[t];
+    out->write_bytes += w.writes[t];
+    if (timeline) {
+      timeline[t].live_bytes = now;
+      timeline[t].read_bytes = w.reads[t];
+      timeline[t].write_bytes = w.writes[t];
+      fp_plan_group(p, t, &timeline[t].nodes);
+    }
+  }
+  out->traffic_bytes = out->read_bytes + out->write_bytes;
+done:
+  work_free(&w);
+  return st;
+}
+
+fp_status fp_plan_eval(const fp_graph *g, const fp_plan *p, fp_metrics *out,
+                       fp_step *timeline, fp_error *err) {
+  return fp_plan_eval_k(g, p, 0, out, timeline, err);
+}
+
+/* ---- lower bounds ------------------------------------------------------- */
+
+/* Smallest per-read bytes over the read entries of buffer b by node v. */
+static uint64_t min_read_bytes(const fp_node *n, int32_t b, uint64_t cap) {
+  for (int32_t i = 0; i < n->n_reads; i++)
+    if (n->reads[i].buffer == b && n->reads[i].bytes < cap)
+      cap = n->reads[i].bytes;
+  return cap;
+}
+
+/* Traffic bound for buffer b; sets *must to whether every plan
+ * materializes it. */
+static uint64_t buffer_traffic_bound(const fp_graph *g, int32_t b,
+                                     bool can_fuse, bool *must) {
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  uint64_t sep_read = UINT64_MAX, any_read = UINT64_MAX;
+  for (int32_t i = 0; i < buf->n_readers; i++) {
+    int32_t c = buf->readers[i];
+    const fp_node *n = fp_graph_node(g, c);
+    any_read = min_read_bytes(n, b, any_read);
+    if (buf->writer >= 0 &&
+        !(can_fuse && fp_graph_compatible(g, buf->writer, c)))
+      sep_read = min_read_bytes(n, b, sep_read);
+  }
+  *must = false;
+  if (buf->input)
+    return buf->n_readers ? any_read : 0;
+  if (buf->writer < 0)
+    return 0;
+  *must = buf->output || buf->n_readers == 0 || sep_read != UINT64_MAX;
+  if (!*must)
+    return 0;
+  return buf->bytes + (sep_read != UINT64_MAX ? sep_read : 0);
+}
+
+/* Peak bound at node v: resident inputs + freeable inputs it reads + the
+ * must-materialize buffers it reads or writes (each once). */
+static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
+                                int32_t *stamp) {
+  const fp_node *n = fp_graph_node(g, v);
+  uint64_t s = fp_graph_resident_bytes(g);
+  for (int32_t i = 0; i < n->n_reads; i++) {
+    int32_t b = n->reads[i].buffer;
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    if (stamp[b] == v)
+      continue;
+    stamp[b] = v;
+    if (buf->input ? buf->freeable && !buf->output : must[b])
+      s += buf->bytes;
+  }
+  for (int32_t i = 0; i < n->n_writes; i++)
+    if (must[n->writes[i]])
+      s += fp_graph_buffer(g, n->writes[i])->bytes;
+  return s;
+}
+
+fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
+  int32_t nb = fp_graph_buffer_count(g);
+  bool *must = calloc((size_t)nb + 1, sizeof *must);
+  int32_t *stamp = malloc(((size_t)nb + 1) * sizeof *stamp);
+  if (!must || !stamp) {
+    free(must);
+    free(stamp);
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  }
+  bool can_fuse = fp_graph_max_fusion_size(g) > 1;
+  out->traffic_bytes = 0;
+  for (int32_t b = 0; b < nb; b++) {
+    out->traffic_bytes += buffer_traffic_bound(g, b, can_fuse, &must[b]);
+    stamp[b] = -1;
+  }
+  out->peak_bytes = fp_graph_resident_bytes(g);
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    uint64_t s = node_peak_bound(g, v, must, stamp);
+    out->peak_bytes = s > out->peak_bytes ? s : out->peak_bytes;
+  }
+  free(must);
+  free(stamp);
+  return FP_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * eval.h -- the evaluator: legality, traffic, peak and the live-memory
+ * timeline of a plan, and structural lower bounds.
+ *
+ * This is the single source of truth for the cost model of DESIGN.md
+ * section 1.  The ILP objective, the heuristics' scores and the executor's
+ * measurements are all tested against these numbers, byte for byte.
+ * Everything here is linear in the size of the graph plus the plan, except
+ * the pairwise compatibility check inside a group (at most
+ * max_fusion_size^2 / 2 pairs per group).
+ */
+#ifndef FP_EVAL_H
+#define FP_EVAL_H
+
+#include <stdint.h>
+
+#include "model/graph.h"
+#include "model/plan.h"
+#include "model/status.h"
+
+/* The figures of a legal plan. */
+typedef struct fp_metrics {
+  uint64_t traffic_bytes; /* read_bytes + write_bytes */
+  uint64_t read_bytes;    /* bytes groups read from memory */
+  uint64_t write_bytes;   /* bytes of materialized buffers written */
+  uint64_t peak_bytes;    /* max over steps of live bytes */
+  int32_t peak_step;      /* first step where the peak is reached; -1: none */
+  int32_t kernels;        /* number of groups */
+  int32_t materialized;   /* number of materialized produced buffers */
+  uint64_t resident_bytes; /* inputs live throughout (in every step) */
+} fp_metrics;
+
+/* Per-step figures (the timeline). */
+typedef struct fp_step {
+  uint64_t live_bytes;  /* live(t) */
+  uint64_t read_bytes;  /* what G_t reads */
+  uint64_t write_bytes; /* what G_t writes */
+  int32_t nodes;        /* |G_t| */
+} fp_step;
+
+/* Checks the plan against DESIGN section 1 (every node exactly once; no
+ * empty group; extern alone; pairwise compatible; not unfusible; at most
+ * `max_fusion_size` nodes per group, where 0 means the graph's own value;
+ * dependency order).  Returns FP_OK, or FP_EILLEGAL with a message naming
+ * the first violation (group index and node names), or FP_ENOMEM. */
+fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
+                        int32_t max_fusion_size, fp_error *err);
+
+/* Checks the plan (as fp_plan_check with the graph's max_fusion_size) and
+ * evaluates it.  `out` is filled on success; `timeline`, if non-NULL, must
+ * hold fp_plan_group_count(p) entries and gets the per-step figures.
+ * Fails with FP_EILLEGAL (see fp_plan_check) or FP_ENOMEM. */
+fp_status fp_plan_eval(const fp_graph *g, const fp_plan *p, fp_metrics *out,
+                       fp_step *timeline, fp_error *err);
+
+/* As fp_plan_eval, with an explicit fusion-size limit (0 = the graph's). */
+fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
+                         int32_t max_fusion_size, fp_metrics *out,
+                         fp_step *timeline, fp_error *err);
+
+/* Lower bounds valid for every legal plan of the graph. */
+typedef struct fp_bounds {
+  /* Traffic that no plan avoids: every read input is read at least once
+   * (its smallest per-read bytes), and every buffer that must be
+   * materialized (graph output, unread, or with a reader that can never
+   * share its writer's group) is written once, plus read once by such a
+   * reader when it has one. */
+  uint64_t traffic_bytes;
+  /* Peak that no plan avoids: at the step running node v, the resident
+   * inputs, the freeable inputs v reads and every must-materialize buffer v
+   * reads or writes are all live; the max over v (or the resident bytes
+   * alone when there are no nodes). */
+  uint64_t peak_bytes;
+} fp_bounds;
+
+/* Computes fp_bounds for a finalized graph.  FP_ENOMEM on failure. */
+fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err);
+
+#endif /* FP_EVAL_H */

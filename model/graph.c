@@ -1,0 +1,655 @@
+/*
+ * graph.c -- building, validating and reading fuseplan graphs.
+ *
+ * Validation happens as items are added, in the listed order: a node may
+ * only read buffers that are inputs or already written, which is exactly
+ * "the listed order is a valid program order" and also rules out cycles.
+ * What needs the whole graph (outputs with writers, reader indexes) is done
+ * by fp_graph_finalize().
+ */
+#include "model/graph.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+
+/* ---- names of enums ------------------------------------------------- */
+
+static const char *const kind_names[] = {"pointwise", "reduction", "extern"};
+
+const char *fp_kind_name(fp_kind k) {
+  return (unsigned)k < 3 ? kind_names[k] : "unknown";
+}
+
+int fp_kind_parse(const char *s) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, kind_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+typedef struct op_desc {
+  const char *name;
+  int kinds, min_reads, max_reads;
+} op_desc;
+
+static const op_desc op_table[] = {
+#define FP_OP_DESC_(name, str, kinds, lo, hi) {str, kinds, lo, hi},
+    FP_OP_MAP(FP_OP_DESC_)
+#undef FP_OP_DESC_
+};
+
+const char *fp_op_name(fp_op_fn fn) {
+  return (unsigned)fn < FP_OP_COUNT_ ? op_table[fn].name : "unknown";
+}
+
+int fp_op_parse(const char *s) {
+  for (int i = 1; i < FP_OP_COUNT_; i++)
+    if (strcmp(s, op_table[i].name) == 0)
+      return i;
+  return -1;
+}
+
+static const char *const index_names[] = {"auto", "elem", "row", "col"};
+
+const char *fp_index_name(fp_index ix) {
+  return (unsigned)ix < 4 ? index_names[ix] : "unknown";
+}
+
+int fp_index_parse(const char *s) {
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, index_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+void fp_op_init(fp_op *op) {
+  memset(op, 0, sizeof *op);
+  op->fn = FP_OP_NONE;
+  op->alpha = 1.0;
+}
+
+/* ---- lifecycle ------------------------------------------------------ */
+
+int fp_grow_array(void **arr, int32_t *cap, int64_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  if (need > FP_MAX_ITEMS)
+    return -1;
+  int64_t n = *cap ? *cap : 16;
+  while (n < need)
+    n *= 2;
+  if (n > FP_MAX_ITEMS)
+    n = FP_MAX_ITEMS;
+  void *p = realloc(*arr, (size_t)n * elem);
+  if (!p)
+    return -1;
+  *arr = p;
+  *cap = (int32_t)n;
+  return 0;
+}
+
+#define GROW(g, field, capf, need)                                            \
+  fp_grow_array((void **)&(g)->field, &(g)->capf, (need),                     \
+                sizeof(*(g)->field))
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p)
+    memcpy(p, s, n);
+  return p;
+}
+
+fp_graph *fp_graph_create(const char *name) {
+  fp_graph *g = calloc(1, sizeof *g);
+  if (!g)
+    return NULL;
+  g->name = dup_str(name ? name : "");
+  g->source = dup_str("");
+  if (!g->name || !g->source)
+    goto fail;
+  g->max_fusion_size = FP_DEFAULT_MAX_FUSION_SIZE;
+  fp_arena_init(&g->names);
+  fp_strmap_init(&g->buffer_map);
+  fp_strmap_init(&g->node_map);
+  return g;
+fail:
+  fp_graph_destroy(g);
+  return NULL;
+}
+
+void fp_graph_destroy(fp_graph *g) {
+  if (!g)
+    return;
+  free(g->name);
+  free(g->source);
+  free(g->meta_json);
+  fp_arena_free(&g->names);
+  fp_strmap_free(&g->buffer_map);
+  fp_strmap_free(&g->node_map);
+  free(g->buffers);
+  free(g->nodes);
+  free(g->reads);
+  free(g->writes);
+  free(g->outputs);
+  free(g->unfusible);
+  free(g->reader_off);
+  free(g->readers);
+  free(g);
+}
+
+static fp_status check_building(const fp_graph *g, fp_error *err) {
+  if (g->finalized)
+    return fp_error_set(err, FP_EARG, "graph is already finalized");
+  return FP_OK;
+}
+
+fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err) {
+  if (k < 1)
+    return fp_error_set(err, FP_EINPUT,
+                        "max_fusion_size: must be >= 1, got %d", (int)k);
+  g->max_fusion_size = k;
+  return FP_OK;
+}
+
+fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
+  char *s = dup_str(source ? source : "");
+  if (!s)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  free(g->source);
+  g->source = s;
+  return FP_OK;
+}
+
+/* Adds `bytes` to the graph's running total; FP_ELIMIT past the bound that
+ * keeps every evaluator sum inside uint64_t. */
+static fp_status add_total(fp_graph *g, uint64_t bytes, const char *what,
+                          const char *name, fp_error *err) {
+  if (bytes >= FP_MAX_TOTAL_BYTES - g->total_bytes)
+    return fp_error_set(err, FP_ELIMIT,
+                        "%s '%s': total bytes of the graph exceed 2^62", what,
+                        name);
+  g->total_bytes += bytes;
+  return FP_OK;
+}
+
+/* Checks a name and copies it into the arena; NULL with err on failure. */
+static const char *intern_name(fp_graph *g, const char *name, const char *what,
+                               fp_error *err) {
+  if (!name || !name[0]) {
+    fp_error_set(err, FP_EINPUT, "%s: empty name", what);
+    return NULL;
+  }
+  if (strlen(name) > FP_MAX_NAME) {
+    fp_error_set(err, FP_EINPUT, "%s: name longer than %d bytes", what,
+                 FP_MAX_NAME);
+    return NULL;
+  }
+  const char *s = fp_arena_strdup(&g->names, name);
+  if (!s)
+    fp_error_set(err, FP_ENOMEM, "out of memory");
+  return s;
+}
+
+int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
+                            bool input, bool freeable, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return -1;
+  if (bytes >= FP_MAX_BYTES) {
+    fp_error_set(err, FP_EINPUT, "buffer '%s': bytes must be below 2^53",
+                 name ? name : "");
+    return -1;
+  }
+  if (freeable && !input) {
+    fp_error_set(err, FP_EINPUT,
+                 "buffer '%s': freeable is only allowed on inputs", name);
+    return -1;
+  }
+  if (fp_graph_find_buffer(g, name ? name : "") >= 0) {
+    fp_error_set(err, FP_EINPUT, "buffer '%s': duplicate name", name);
+    return -1;
+  }
+  const char *nm = intern_name(g, name, "buffer", err);
+  if (!nm)
+    return -1;
+  if (add_total(g, bytes, "buffer", nm, err) != FP_OK)
+    return -1;
+  if (GROW(g, buffers, cap_buffers, (int64_t)g->n_buffers + 1) != 0) {
+    fp_error_set(err, FP_ENOMEM, "buffer '%s': out of memory", nm);
+    return -1;
+  }
+  int32_t b = g->n_buffers;
+  if (fp_strmap_put(&g->buffer_map, nm, b) < 0) {
+    fp_error_set(err, FP_ENOMEM, "buffer '%s': out of memory", nm);
+    return -1;
+  }
+  fp_buffer *buf = &g->buffers[b];
+  memset(buf, 0, sizeof *buf);
+  buf->name = nm;
+  buf->bytes = bytes;
+  buf->input = input;
+  buf->freeable = freeable;
+  buf->writer = -1;
+  g->n_buffers++;
+  return b;
+}
+
+int32_t fp_graph_find_buffer(const fp_graph *g, const char *name) {
+  return fp_strmap_get(&g->buffer_map, name);
+}
+
+int32_t fp_graph_find_node(const fp_graph *g, const char *name) {
+  return fp_strmap_get(&g->node_map, name);
+}
+
+/* ---- node validation -------------------------------------------------- */
+
+/* Elements of a float32 buffer, or -1 if its size is not a multiple of 4. */
+static int64_t f32_elems(const fp_graph *g, int32_t b) {
+  uint64_t bytes = g->buffers[b].bytes;
+  return bytes % 4 ? -1 : (int64_t)(bytes / 4);
+}
+
+/* Whether a read of E elements can be indexed from a space of N elements
+ * with mode `ix` (see fp_index in graph.h). */
+static bool index_fits(int64_t e, uint64_t n, fp_index ix) {
+  if (e <= 0)
+    return false;
+  if (ix == FP_INDEX_ELEM)
+    return (uint64_t)e == n;
+  return n % (uint64_t)e == 0;
+}
+
+/* Checks the matmul shapes: reads A (m*k), B (k*n), one write C (m*n). */
+static fp_status check_matmul(const fp_graph *g, const fp_node_spec *s,
+                              fp_error *err) {
+  const fp_op *op = s->op;
+  if (op->m == 0 || op->n == 0 || op->k == 0)
+    return fp_error_set(err, FP_EINPUT, "node '%s': op: matmul needs m, n, k",
+                        s->name);
+  uint64_t want[2] = {(uint64_t)op->m * op->k, (uint64_t)op->k * op->n};
+  for (int i = 0; i < 2; i++)
+    if (f32_elems(g, s->reads[i].buffer) != (int64_t)want[i])
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': op: matmul operand %d of buffer '%s' "
+                          "is not %llu float32 elements",
+                          s->name, i, g->buffers[s->reads[i].buffer].name,
+                          (unsigned long long)want[i]);
+  if (s->n_writes != 1 ||
+      f32_elems(g, s->writes[0]) != (int64_t)((uint64_t)op->m * op->n))
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': op: matmul writes one buffer of m*n "
+                        "float32 elements",
+                        s->name);
+  return FP_OK;
+}
+
+/* Checks that an op fits its node: allowed for the kind, right number of
+ * reads, float32 shapes that index correctly (docs/ops.md). */
+static fp_status check_op(const fp_graph *g, const fp_node_spec *s,
+                          fp_error *err) {
+  const fp_op *op = s->op;
+  if (!op || op->fn == FP_OP_NONE)
+    return FP_OK;
+  if ((unsigned)op->fn >= FP_OP_COUNT_)
+    return fp_error_set(err, FP_EINPUT, "node '%s': op: unknown fn", s->name);
+  const op_desc *d = &op_table[op->fn];
+  if (!(d->kinds & (1 << s->kind)))
+    return fp_error_set(err, FP_EINPUT, "node '%s': op: '%s' is not a %s op",
+                        s->name, d->name, fp_kind_name(s->kind));
+  if (s->n_reads < d->min_reads || (d->max_reads >= 0 && s->n_reads > d->max_reads))
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': op: '%s' cannot take %d reads", s->name,
+                        d->name, (int)s->n_reads);
+  if (op->fn == FP_OP_MATMUL)
+    return check_matmul(g, s, err);
+  uint64_t n = s->numel * s->rnumel;
+  for (int32_t i = 0; i < s->n_reads; i++)
+    if (!index_fits(f32_elems(g, s->reads[i].buffer), n, s->reads[i].index))
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': op: reads[%d] buffer '%s' does not fit "
+                          "the iteration space as float32 (%s)",
+                          s->name, (int)i, g->buffers[s->reads[i].buffer].name,
+                          fp_index_name(s->reads[i].index));
+  for (int32_t i = 0; i < s->n_writes; i++)
+    if (f32_elems(g, s->writes[i]) != (int64_t)s->numel)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': op: writes[%d] buffer '%s' is not numel "
+                          "float32 elements",
+                          s->name, (int)i, g->buffers[s->writes[i]].name);
+  return FP_OK;
+}
+
+/* Checks kind and iteration space. */
+static fp_status check_iter(const fp_node_spec *s, fp_error *err) {
+  if ((unsigned)s->kind > FP_KIND_EXTERN)
+    return fp_error_set(err, FP_EINPUT, "node '%s': kind: unknown", s->name);
+  if (s->kind == FP_KIND_EXTERN && s->numel == 0 && s->rnumel == 0)
+    return FP_OK;
+  if (s->numel == 0 || s->rnumel == 0)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': iter: must be two positive integers",
+                        s->name);
+  if (s->numel >= FP_MAX_BYTES || s->rnumel >= FP_MAX_BYTES ||
+      s->numel > (UINT64_MAX >> 2) / s->rnumel)
+    return fp_error_set(err, FP_EINPUT, "node '%s': iter: too large", s->name);
+  if (s->kind == FP_KIND_POINTWISE && s->rnumel != 1)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': iter: a pointwise node has rnumel 1",
+                        s->name);
+  return FP_OK;
+}
+
+/* Checks reads: known buffers, already available (input or written by an
+ * earlier node: the listed order must be a program order), overrides no
+ * larger than the buffer. */
+static fp_status check_reads(fp_graph *g, const fp_node_spec *s,
+                             fp_error *err) {
+  for (int32_t i = 0; i < s->n_reads; i++) {
+    int32_t b = s->reads[i].buffer;
+    if (b < 0 || b >= g->n_buffers)
+      return fp_error_set(err, FP_EINPUT, "node '%s': reads[%d]: unknown buffer",
+                          s->name, (int)i);
+    const fp_buffer *buf = &g->buffers[b];
+    if (!buf->input && buf->writer < 0)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': reads buffer '%s' before any node writes "
+                          "it (cycle, missing writer, or nodes not in program "
+                          "order)",
+                          s->name, buf->name);
+    uint64_t rb = s->reads[i].bytes;
+    if (rb != FP_READ_WHOLE && rb > buf->bytes)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': reads[%d]: bytes %llu exceed buffer "
+                          "'%s' (%llu)",
+                          s->name, (int)i, (unsigned long long)rb, buf->name,
+                          (unsigned long long)buf->bytes);
+    if (s->reads[i].index > FP_INDEX_COL)
+      return fp_error_set(err, FP_EINPUT, "node '%s': reads[%d]: bad index",
+                          s->name, (int)i);
+  }
+  return FP_OK;
+}
+
+/* Checks writes: known, not inputs, not already written, not twice here. */
+static fp_status check_writes(fp_graph *g, const fp_node_spec *s,
+                              fp_error *err) {
+  if (s->n_writes < 1)
+    return fp_error_set(err, FP_EINPUT, "node '%s': writes: empty", s->name);
+  for (int32_t i = 0; i < s->n_writes; i++) {
+    int32_t b = s->writes[i];
+    if (b < 0 || b >= g->n_buffers)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': writes[%d]: unknown buffer", s->name,
+                          (int)i);
+    const fp_buffer *buf = &g->buffers[b];
+    if (buf->input)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': writes input buffer '%s'", s->name,
+                          buf->name);
+    if (buf->writer >= 0)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': writes buffer '%s', already written by "
+                          "node '%s' (two writers)",
+                          s->name, buf->name, g->nodes[buf->writer].name);
+    for (int32_t j = 0; j < i; j++)
+      if (s->writes[j] == b)
+        return fp_error_set(err, FP_EINPUT,
+                            "node '%s': writes buffer '%s' twice", s->name,
+                            buf->name);
+  }
+  return FP_OK;
+}
+
+/* Appends the spec's read and write lists; records the node as writer. */
+static fp_status store_lists(fp_graph *g, const fp_node_spec *s, int32_t v,
+                             fp_error *err) {
+  if (GROW(g, reads, cap_reads, (int64_t)g->n_reads + s->n_reads) != 0 ||
+      GROW(g, writes, cap_writes, (int64_t)g->n_writes + s->n_writes) != 0)
+    return fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", s->name);
+  for (int32_t i = 0; i < s->n_reads; i++) {
+    fp_read r = s->reads[i];
+    if (r.bytes == FP_READ_WHOLE)
+      r.bytes = g->buffers[r.buffer].bytes;
+    if (add_total(g, r.bytes, "node", s->name, err) != FP_OK)
+      return FP_ELIMIT;
+    g->reads[g->n_reads++] = r;
+  }
+  for (int32_t i = 0; i < s->n_writes; i++) {
+    g->writes[g->n_writes++] = s->writes[i];
+    g->buffers[s->writes[i]].writer = v;
+  }
+  return FP_OK;
+}
+
+int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return -1;
+  const char *label = s->name ? s->name : "";
+  if (s->n_reads < 0 || s->n_writes < 0) {
+    fp_error_set(err, FP_EARG, "node '%s': negative list length", label);
+    return -1;
+  }
+  if (fp_graph_find_node(g, label) >= 0) {
+    fp_error_set(err, FP_EINPUT, "node '%s': duplicate name", label);
+    return -1;
+  }
+  if (check_iter(s, err) != FP_OK || check_reads(g, s, err) != FP_OK ||
+      check_writes(g, s, err) != FP_OK || check_op(g, s, err) != FP_OK)
+    return -1;
+  const char *nm = intern_name(g, s->name, "node", err);
+  if (!nm)
+    return -1;
+  if (GROW(g, nodes, cap_nodes, (int64_t)g->n_nodes + 1) != 0) {
+    fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
+    return -1;
+  }
+  int32_t v = g->n_nodes;
+  fp_node *n = &g->nodes[v];
+  memset(n, 0, sizeof *n);
+  n->name = nm;
+  n->kind = s->kind;
+  n->numel = s->numel;
+  n->rnumel = s->rnumel;
+  n->n_reads = s->n_reads;
+  n->n_writes = s->n_writes;
+  /* reads/writes stay NULL until finalize: the lists are appended in node
+   * order, so each node's slice is found by a prefix sum then. */
+  if (s->op)
+    n->op = *s->op;
+  else
+    fp_op_init(&n->op);
+  if (store_lists(g, s, v, err) != FP_OK)
+    return -1;
+  if (fp_strmap_put(&g->node_map, nm, v) < 0) {
+    fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
+    return -1;
+  }
+  g->n_nodes++;
+  return v;
+}
+
+fp_status fp_graph_add_output(fp_graph *g, int32_t b, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (b < 0 || b >= g->n_buffers)
+    return fp_error_set(err, FP_EINPUT, "outputs: unknown buffer");
+  if (g->buffers[b].output)
+    return FP_OK;
+  if (GROW(g, outputs, cap_outputs, (int64_t)g->n_outputs + 1) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  g->buffers[b].output = true;
+  g->outputs[g->n_outputs++] = b;
+  return FP_OK;
+}
+
+fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
+                                 fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (u < 0 || v < 0 || u >= g->n_nodes || v >= g->n_nodes)
+    return fp_error_set(err, FP_EINPUT, "unfusible: unknown node");
+  if (u == v)
+    return fp_error_set(err, FP_EINPUT,
+                        "unfusible: pair names node '%s' twice",
+                        g->nodes[u].name);
+  if (GROW(g, unfusible, cap_unfusible, (int64_t)g->n_unfusible + 1) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  fp_pair p = {u < v ? u : v, u < v ? v : u};
+  g->unfusible[g->n_unfusible++] = p;
+  return FP_OK;
+}
+
+/* ---- finalize ----------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b) {
+  const fp_pair *x = a, *y = b;
+  if (x->u != y->u)
+    return x->u < y->u ? -1 : 1;
+  return x->v < y->v ? -1 : (x->v > y->v);
+}
+
+/* Builds the CSR of distinct readers per buffer (ascending node order). */
+static fp_status build_readers(fp_graph *g, fp_error *err) {
+  int32_t nb = g->n_buffers;
+  int32_t *last = malloc(((size_t)nb + 1) * sizeof *last);
+  g->reader_off = calloc((size_t)nb + 1, sizeof *g->reader_off);
+  if (!last || !g->reader_off)
+    goto fail;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int32_t b = 0; b < nb; b++)
+      last[b] = -1;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+      const fp_node *n = &g->nodes[v];
+      for (int32_t i = 0; i < n->n_reads; i++) {
+        int32_t b = n->reads[i].buffer;
+        if (last[b] == v)
+          continue; /* a node reading a buffer twice is one reader */
+        last[b] = v;
+        if (pass == 0)
+          g->reader_off[b + 1]++;
+        else
+          g->readers[g->reader_off[b] + g->buffers[b].n_readers++] = v;
+      }
+    }
+    if (pass == 0) {
+      for (int32_t b = 0; b < nb; b++)
+        g->reader_off[b + 1] += g->reader_off[b];
+      g->readers = malloc(((size_t)g->reader_off[nb] + 1) * sizeof *g->readers);
+      if (!g->readers)
+        goto fail;
+    }
+  }
+  for (int32_t b = 0; b < nb; b++)
+    g->buffers[b].readers = g->readers + g->reader_off[b];
+  free(last);
+  return FP_OK;
+fail:
+  free(last);
+  return fp_error_set(err, FP_ENOMEM, "out of memory");
+}
+
+fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  for (int32_t i = 0; i < g->n_outputs; i++) {
+    const fp_buffer *b = &g->buffers[g->outputs[i]];
+    if (!b->input && b->writer < 0)
+      return fp_error_set(err, FP_EINPUT,
+                          "outputs: buffer '%s' is neither an input nor "
+                          "written by any node",
+                          b->name);
+  }
+  /* The lists were appended in node order: slice them by prefix sums. */
+  int64_t r = 0, w = 0;
+  for (int32_t v = 0; v < g->n_nodes; v++) {
+    g->nodes[v].reads = g->reads + r;
+    g->nodes[v].writes = g->writes + w;
+    r += g->nodes[v].n_reads;
+    w += g->nodes[v].n_writes;
+  }
+  fp_status st = build_readers(g, err);
+  if (st != FP_OK)
+    return st;
+  if (g->n_unfusible > 1) {
+    qsort(g->unfusible, (size_t)g->n_unfusible, sizeof *g->unfusible,
+          cmp_pair);
+    int32_t k = 1;
+    for (int32_t i = 1; i < g->n_unfusible; i++)
+      if (cmp_pair(&g->unfusible[i], &g->unfusible[k - 1]) != 0)
+        g->unfusible[k++] = g->unfusible[i];
+    g->n_unfusible = k;
+  }
+  g->resident_bytes = 0;
+  for (int32_t b = 0; b < g->n_buffers; b++) {
+    const fp_buffer *buf = &g->buffers[b];
+    if (buf->input && (!buf->freeable || buf->output))
+      g->resident_bytes += buf->bytes;
+  }
+  g->finalized = true;
+  return FP_OK;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+const char *fp_graph_name(const fp_graph *g) { return g->name; }
+const char *fp_graph_source(const fp_graph *g) { return g->source; }
+int32_t fp_graph_node_count(const fp_graph *g) { return g->n_nodes; }
+int32_t fp_graph_buffer_count(const fp_graph *g) { return g->n_buffers; }
+int32_t fp_graph_output_count(const fp_graph *g) { return g->n_outputs; }
+int32_t fp_graph_max_fusion_size(const fp_graph *g) {
+  return g->max_fusion_size;
+}
+bool fp_graph_is_finalized(const fp_graph *g) { return g->finalized; }
+uint64_t fp_graph_resident_bytes(const fp_graph *g) {
+  return g->resident_bytes;
+}
+
+int32_t fp_graph_output(const fp_graph *g, int32_t i) {
+  assert(i >= 0 && i < g->n_outputs);
+  return g->outputs[i];
+}
+
+const fp_node *fp_graph_node(const fp_graph *g, int32_t v) {
+  assert(g->finalized && v >= 0 && v < g->n_nodes);
+  return &g->nodes[v];
+}
+
+const fp_buffer *fp_graph_buffer(const fp_graph *g, int32_t b) {
+  assert(g->finalized && b >= 0 && b < g->n_buffers);
+  return &g->buffers[b];
+}
+
+int32_t fp_graph_unfusible_count(const fp_graph *g) { return g->n_unfusible; }
+
+void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
+                             int32_t *v) {
+  assert(i >= 0 && i < g->n_unfusible);
+  *u = g->unfusible[i].u;
+  *v = g->unfusible[i].v;
+}
+
+bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v) {
+  if (g->n_unfusible == 0)
+    return false;
+  fp_pair key = {u < v ? u : v, u < v ? v : u};
+  return bsearch(&key, g->unfusible, (size_t)g->n_unfusible,
+                 sizeof *g->unfusible, cmp_pair) != NULL;
+}
+
+bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {
+  const fp_node *a = &g->nodes[u], *b = &g->nodes[v];
+  if (u == v || a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
+    return false;
+  bool ok = a->numel == b->numel && a->rnumel == b->rnumel;
+  /* A pointwise node fuses with a reduction over the reduction's input
+   * space (numel * rnumel) or its output space (numel). */
+  if (!ok && a->kind == FP_KIND_POINTWISE)
+    ok = a->numel == b->numel * b->rnumel || a->numel == b->numel;
+  if (!ok && b->kind == FP_KIND_POINTWISE)
+    ok = b->numel == a->numel * a->rnumel || b->numel == a->numel;
+  return ok && !fp_graph_is_unfusible(g, u, v);
+}

@@ -1,0 +1,234 @@
+/*
+ * graph.h -- the fuseplan graph: buffers, nodes, outputs, unfusible pairs.
+ *
+ * A graph is built once (by the JSON loader or the generator) through the
+ * builder calls below, then frozen by fp_graph_finalize(), which validates it
+ * and builds the reverse indexes (writer and readers of every buffer).  After
+ * finalize the graph is immutable and every accessor is O(1).
+ *
+ * Invariants of a finalized graph (what every other module may rely on):
+ *   - node indices are the listed (eager) program order, and a valid one:
+ *     every buffer a node reads is an input or is written by an earlier node;
+ *   - every non-input buffer that is read or listed as an output has exactly
+ *     one writer; inputs have none;
+ *   - byte counts are integers below 2^53, and the sum of all buffer bytes
+ *     plus all per-read bytes is below 2^62 (FP_MAX_TOTAL_BYTES), so no sum
+ *     the evaluator forms (traffic, live memory) can overflow uint64_t;
+ *   - a non-extern node has numel >= 1 and rnumel >= 1.
+ */
+#ifndef FP_GRAPH_H
+#define FP_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/status.h"
+
+/* Byte counts must be below 2^53: they are exact in JSON doubles. */
+#define FP_MAX_BYTES ((uint64_t)1 << 53)
+/* Bound on the sum of all byte counts of a graph (see the invariants). */
+#define FP_MAX_TOTAL_BYTES ((uint64_t)1 << 62)
+/* Most nodes / buffers one graph may hold (indices are int32_t). */
+#define FP_MAX_ITEMS (1 << 30)
+/* Default for the graph field max_fusion_size. */
+#define FP_DEFAULT_MAX_FUSION_SIZE 64
+/* Longest accepted name, in bytes. */
+#define FP_MAX_NAME 4096
+
+typedef enum fp_kind {
+  FP_KIND_POINTWISE = 0,
+  FP_KIND_REDUCTION = 1,
+  FP_KIND_EXTERN = 2
+} fp_kind;
+
+/* Executable semantics of a node (optional; see docs/ops.md).
+ * X(name, json-name, kind-mask, min reads, max reads); max -1 = unbounded.
+ * Kind masks: P pointwise, R reduction, E extern. */
+#define FP_OP_P 1
+#define FP_OP_R 2
+#define FP_OP_E 4
+#define FP_OP_MAP(X)                                                          \
+  X(NONE, "none", 0, 0, 0)                                                    \
+  X(ADD, "add", FP_OP_P, 1, -1)                                               \
+  X(MUL, "mul", FP_OP_P, 1, -1)                                               \
+  X(SUB, "sub", FP_OP_P, 2, 2)                                                \
+  X(DIV, "div", FP_OP_P, 2, 2)                                                \
+  X(NEG, "neg", FP_OP_P, 1, 1)                                                \
+  X(SCALE, "scale", FP_OP_P, 1, 1)                                            \
+  X(COPY, "copy", FP_OP_P, 1, 1)                                              \
+  X(RELU, "relu", FP_OP_P, 1, 1)                                              \
+  X(RELU_GRAD, "relu_grad", FP_OP_P, 2, 2)                                    \
+  X(GELU, "gelu", FP_OP_P, 1, 1)                                              \
+  X(EXP, "exp", FP_OP_P, 1, 1)                                                \
+  X(TANH, "tanh", FP_OP_P, 1, 1)                                              \
+  X(RSQRT, "rsqrt", FP_OP_P, 1, 1)                                            \
+  X(FILL, "fill", FP_OP_P, 0, 0)                                              \
+  X(SUM, "sum", FP_OP_R, 1, -1)                                               \
+  X(MEAN, "mean", FP_OP_R, 1, 1)                                              \
+  X(MAX, "max", FP_OP_R, 1, 1)                                                \
+  X(SUMSQ, "sumsq", FP_OP_R, 1, 1)                                            \
+  X(MATMUL, "matmul", FP_OP_E, 2, 2)
+
+typedef enum fp_op_fn {
+#define FP_OP_ENUM_(name, str, kinds, lo, hi) FP_OP_##name,
+  FP_OP_MAP(FP_OP_ENUM_)
+#undef FP_OP_ENUM_
+      FP_OP_COUNT_
+} fp_op_fn;
+
+/* How element i of a node's iteration space (N = numel * rnumel elements)
+ * indexes a read buffer of E float32 elements: ELEM i (E == N); ROW i/(N/E)
+ * (a per-row value broadcast along the last dimension, e.g. a reduction
+ * result); COL i%E (a per-column value, e.g. a bias).  AUTO is ELEM when
+ * E == N and ROW otherwise. */
+typedef enum fp_index {
+  FP_INDEX_AUTO = 0,
+  FP_INDEX_ELEM = 1,
+  FP_INDEX_ROW = 2,
+  FP_INDEX_COL = 3
+} fp_index;
+
+typedef struct fp_op {
+  fp_op_fn fn;           /* FP_OP_NONE: the node has no semantics */
+  double alpha;          /* scale / fill constant (default 1.0) */
+  uint32_t m, n, k;      /* matmul: C[m,n] = op(A)[m,k] * op(B)[k,n] */
+  bool trans_a, trans_b; /* matmul: A stored [k,m] / B stored [n,k] */
+} fp_op;
+
+/* One read of a node: the buffer and the bytes it touches (the per-read
+ * override, or the buffer's size). `index` is the op's index mode. */
+typedef struct fp_read {
+  int32_t buffer;
+  uint8_t index; /* fp_index */
+  uint64_t bytes;
+} fp_read;
+
+/* A finalized node, as seen through fp_graph_node(). */
+typedef struct fp_node {
+  const char *name;
+  fp_kind kind;
+  uint64_t numel, rnumel; /* both 0 for extern nodes without iter */
+  int32_t n_reads, n_writes;
+  const fp_read *reads;   /* in listed order; may repeat a buffer */
+  const int32_t *writes;  /* distinct buffers */
+  fp_op op;
+} fp_node;
+
+/* A finalized buffer, as seen through fp_graph_buffer(). */
+typedef struct fp_buffer {
+  const char *name;
+  uint64_t bytes;
+  bool input, freeable, output;
+  int32_t writer;         /* node index, -1 for inputs and unwritten */
+  int32_t n_readers;      /* distinct reader nodes, ascending */
+  const int32_t *readers;
+} fp_buffer;
+
+typedef struct fp_graph fp_graph;
+
+/* ---- building ------------------------------------------------------- */
+
+/* Creates an empty, unfinalized graph named `name` (copied; NULL = "").
+ * Returns NULL when out of memory. */
+fp_graph *fp_graph_create(const char *name);
+
+/* Frees the graph and everything it owns.  NULL is a no-op. */
+void fp_graph_destroy(fp_graph *g);
+
+/* Sets max_fusion_size (>= 1); FP_EINPUT otherwise. */
+fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err);
+
+/* Sets the free-form provenance string written as meta.source (copied). */
+fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err);
+
+/* Adds a buffer; returns its index (>= 0) or -1 with err filled:
+ * FP_EINPUT for an empty or duplicate name, bytes >= 2^53, or freeable on a
+ * non-input; FP_ELIMIT past FP_MAX_ITEMS; FP_ENOMEM. */
+int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
+                            bool input, bool freeable, fp_error *err);
+
+/* Returns the index of the buffer / node called `name`, or -1. */
+int32_t fp_graph_find_buffer(const fp_graph *g, const char *name);
+int32_t fp_graph_find_node(const fp_graph *g, const char *name);
+
+/* Describes a node to add.  `reads[i].bytes` is the per-read override, or
+ * FP_READ_WHOLE for "the whole buffer".  `op` may be NULL. */
+#define FP_READ_WHOLE UINT64_MAX
+typedef struct fp_node_spec {
+  const char *name;
+  fp_kind kind;
+  uint64_t numel, rnumel; /* required (>= 1) unless extern; 0 = absent */
+  int32_t n_reads, n_writes;
+  const fp_read *reads;
+  const int32_t *writes;
+  const fp_op *op;
+} fp_node_spec;
+
+/* Adds a node after all earlier ones (the listed order).  Returns its index
+ * or -1 with err: FP_EINPUT for a duplicate/empty name, an unknown buffer
+ * index, a write to an input, a buffer with two writers, a node writing the
+ * same buffer twice, a read of a buffer not yet written (not topological),
+ * a read override larger than the buffer, a missing/zero iter on a
+ * non-extern node, or an op that does not fit the node (docs/ops.md);
+ * FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM. */
+int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec,
+                          fp_error *err);
+
+/* Marks buffer `b` as a graph output (idempotent).  FP_EINPUT on a bad
+ * index. */
+fp_status fp_graph_add_output(fp_graph *g, int32_t b, fp_error *err);
+
+/* Declares nodes u and v unfusible (order irrelevant; duplicates are
+ * merged).  FP_EINPUT on bad indices or u == v. */
+fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
+                                 fp_error *err);
+
+/* Validates what can only be checked once everything is in (every output
+ * and every read buffer has a writer or is an input) and builds the reader
+ * indexes.  After success the graph is frozen: further add_* calls fail
+ * with FP_EARG.  Fails with FP_EINPUT naming the item, or FP_ENOMEM. */
+fp_status fp_graph_finalize(fp_graph *g, fp_error *err);
+
+/* ---- reading (finalized graphs) --------------------------------------- */
+
+const char *fp_graph_name(const fp_graph *g);
+const char *fp_graph_source(const fp_graph *g); /* "" when unset */
+int32_t fp_graph_node_count(const fp_graph *g);
+int32_t fp_graph_buffer_count(const fp_graph *g);
+int32_t fp_graph_output_count(const fp_graph *g);
+int32_t fp_graph_output(const fp_graph *g, int32_t i); /* buffer index */
+int32_t fp_graph_max_fusion_size(const fp_graph *g);
+bool fp_graph_is_finalized(const fp_graph *g);
+
+/* Node / buffer views; the pointers stay valid until the graph is
+ * destroyed.  Indices must be in range (checked by assert only). */
+const fp_node *fp_graph_node(const fp_graph *g, int32_t v);
+const fp_buffer *fp_graph_buffer(const fp_graph *g, int32_t b);
+
+/* Unfusible pairs, each once, as (u < v), sorted. */
+int32_t fp_graph_unfusible_count(const fp_graph *g);
+void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
+                             int32_t *v);
+/* True when (u, v) is listed as unfusible.  O(log pairs). */
+bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v);
+
+/* True when nodes u != v may share a group as a pair (DESIGN section 1,
+ * rule 2, plus rule 1: no extern node shares a group). */
+bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v);
+
+/* Sum of the bytes of inputs that are live for the whole program:
+ * non-freeable inputs, and freeable inputs that are graph outputs. */
+uint64_t fp_graph_resident_bytes(const fp_graph *g);
+
+/* Names of kinds / ops / index modes, and their parsers (-1 if unknown). */
+const char *fp_kind_name(fp_kind k);
+int fp_kind_parse(const char *s);
+const char *fp_op_name(fp_op_fn fn);
+int fp_op_parse(const char *s);
+const char *fp_index_name(fp_index ix);
+int fp_index_parse(const char *s);
+
+/* Fills `op` with defaults (FP_OP_NONE, alpha 1). */
+void fp_op_init(fp_op *op);
+
+#endif /* FP_GRAPH_H */

@@ -1,0 +1,53 @@
+/*
+ * graph_internal.h -- the layout of fp_graph, for model/ files only.
+ *
+ * While building, node read/write lists live in the growing arrays
+ * `reads` / `writes`, appended in node order; fp_graph_finalize() points
+ * each fp_node at its slice once the arrays stop moving.  Readers of buffers are CSR (reader_off/readers).
+ */
+#ifndef FP_GRAPH_INTERNAL_H
+#define FP_GRAPH_INTERNAL_H
+
+#include "model/graph.h"
+#include "model/strmap.h"
+
+typedef struct fp_pair {
+  int32_t u, v;
+} fp_pair;
+
+struct fp_graph {
+  char *name;
+  char *source;
+  char *meta_json; /* the file's whole "meta" object, kept verbatim */
+  int32_t max_fusion_size;
+  bool finalized;
+  fp_arena names;
+  fp_strmap buffer_map, node_map;
+
+  fp_buffer *buffers;
+  int32_t n_buffers, cap_buffers;
+
+  fp_node *nodes;
+  int32_t n_nodes, cap_nodes;
+  fp_read *reads;
+  int32_t n_reads, cap_reads;
+  int32_t *writes;
+  int32_t n_writes, cap_writes;
+
+  int32_t *outputs;
+  int32_t n_outputs, cap_outputs;
+
+  fp_pair *unfusible;
+  int32_t n_unfusible, cap_unfusible;
+
+  int32_t *reader_off; /* n_buffers + 1 */
+  int32_t *readers;
+  uint64_t total_bytes;    /* running sum for FP_MAX_TOTAL_BYTES */
+  uint64_t resident_bytes; /* computed by finalize */
+};
+
+/* Grows *arr (element size `elem`) so it holds at least `need` elements.
+ * Returns 0, or -1 when out of memory / past FP_MAX_ITEMS. */
+int fp_grow_array(void **arr, int32_t *cap, int64_t need, size_t elem);
+
+#endif /* FP_GRAPH_INTERNAL_H */

@@ -1,0 +1,550 @@
+/*
+ * graph_json.c -- the graph file format (docs/formats.md): strict loader
+ * and exact writer.
+ *
+ * The loader walks the cJSON tree once and feeds the graph builder, which
+ * owns all semantic validation (graph.c); this file checks types and
+ * presence, resolves names, and puts the file name and JSON path in front
+ * of every message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+#include "model/io.h"
+#include "model/json.h"
+#include "model/json_util.h"
+
+/* State of one load. */
+typedef struct loader {
+  const char *src; /* file name for messages */
+  fp_graph *g;
+  fp_error *err;
+  fp_read *reads; /* scratch for one node's reads */
+  int32_t *writes;
+  int32_t cap_reads, cap_writes;
+} loader;
+
+#define FAIL(L, ...) fp_error_set((L)->err, FP_EINPUT, __VA_ARGS__)
+
+/* Adds the file name in front of a message the builder produced. */
+static fp_status builder_error(loader *L) {
+  fp_error_prefix(L->err, L->src);
+  return L->err ? L->err->code : FP_EINPUT;
+}
+
+static const cJSON *field(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* Reads an optional boolean field; FP_EINPUT when present and not bool. */
+static fp_status opt_bool(loader *L, const cJSON *obj, const char *key,
+                          const char *what, const char *name, bool *out) {
+  const cJSON *it = field(obj, key);
+  *out = false;
+  if (!it)
+    return FP_OK;
+  if (!cJSON_IsBool(it))
+    return FAIL(L, "%s: %s '%s': %s: expected true or false", L->src, what,
+                name, key);
+  *out = cJSON_IsTrue(it);
+  return FP_OK;
+}
+
+/* Reads the "name" of the i-th item of `what` ("buffers", "nodes"). */
+static const char *item_name(loader *L, const cJSON *obj, const char *what,
+                             int i) {
+  if (!cJSON_IsObject(obj)) {
+    FAIL(L, "%s: %s[%d]: expected an object", L->src, what, i);
+    return NULL;
+  }
+  const cJSON *nm = field(obj, "name");
+  if (!cJSON_IsString(nm) || !nm->valuestring[0]) {
+    FAIL(L, "%s: %s[%d]: name: missing or not a non-empty string", L->src,
+         what, i);
+    return NULL;
+  }
+  return nm->valuestring;
+}
+
+static fp_status load_buffer(loader *L, const cJSON *obj, int i) {
+  const char *name = item_name(L, obj, "buffers", i);
+  if (!name)
+    return FP_EINPUT;
+  const cJSON *by = field(obj, "bytes");
+  uint64_t bytes;
+  if (!by)
+    return FAIL(L, "%s: buffer '%s': bytes: missing", L->src, name);
+  if (!fp_json_u64(by, &bytes))
+    return FAIL(L,
+                "%s: buffer '%s': bytes: must be an integer in [0, 2^53)",
+                L->src, name);
+  bool input, freeable;
+  if (opt_bool(L, obj, "input", "buffer", name, &input) != FP_OK ||
+      opt_bool(L, obj, "freeable", "buffer", name, &freeable) != FP_OK)
+    return FP_EINPUT;
+  if (fp_graph_add_buffer(L->g, name, bytes, input, freeable, L->err) < 0)
+    return builder_error(L);
+  return FP_OK;
+}
+
+/* Looks up a buffer name used by node `node` in `key`[i]. */
+static int32_t resolve_buffer(loader *L, const cJSON *it, const char *node,
+                              const char *key, int i) {
+  if (!cJSON_IsString(it)) {
+    FAIL(L, "%s: node '%s': %s[%d]: expected a buffer name", L->src, node,
+         key, i);
+    return -1;
+  }
+  int32_t b = fp_graph_find_buffer(L->g, it->valuestring);
+  if (b < 0)
+    FAIL(L, "%s: node '%s': %s[%d]: unknown buffer '%.200s'", L->src, node,
+         key, i, it->valuestring);
+  return b;
+}
+
+/* Parses one entry of "reads": a name, or {"buffer": name, "bytes": n}. */
+static fp_status load_read(loader *L, const cJSON *it, const char *node, int i,
+                           fp_read *r) {
+  r->index = FP_INDEX_AUTO;
+  r->bytes = FP_READ_WHOLE;
+  if (cJSON_IsString(it)) {
+    r->buffer = resolve_buffer(L, it, node, "reads", i);
+    return r->buffer < 0 ? FP_EINPUT : FP_OK;
+  }
+  if (!cJSON_IsObject(it))
+    return FAIL(L, "%s: node '%s': reads[%d]: expected a name or an object",
+                L->src, node, i);
+  r->buffer = resolve_buffer(L, field(it, "buffer"), node, "reads", i);
+  if (r->buffer < 0)
+    return FP_EINPUT;
+  const cJSON *by = field(it, "bytes");
+  if (by && !fp_json_u64(by, &r->bytes))
+    return FAIL(L,
+                "%s: node '%s': reads[%d]: bytes: must be an integer in "
+                "[0, 2^53)",
+                L->src, node, i);
+  return FP_OK;
+}
+
+static int grow_scratch(void **arr, int32_t *cap, int n, size_t elem) {
+  return fp_grow_array(arr, cap, n, elem);
+}
+
+/* Parses "reads" and "writes" of a node into the loader's scratch. */
+static fp_status load_lists(loader *L, const cJSON *obj, const char *node,
+                            fp_node_spec *s) {
+  const cJSON *rd = field(obj, "reads"), *wr = field(obj, "writes");
+  if (rd && !cJSON_IsArray(rd))
+    return FAIL(L, "%s: node '%s': reads: expected an array", L->src, node);
+  if (!cJSON_IsArray(wr))
+    return FAIL(L, "%s: node '%s': writes: missing or not an array", L->src,
+                node);
+  int nr = rd ? cJSON_GetArraySize(rd) : 0, nw = cJSON_GetArraySize(wr);
+  if (grow_scratch((void **)&L->reads, &L->cap_reads, nr, sizeof *L->reads) ||
+      grow_scratch((void **)&L->writes, &L->cap_writes, nw, sizeof *L->writes))
+    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
+  int i = 0;
+  for (const cJSON *it = rd ? rd->child : NULL; it; it = it->next, i++)
+    if (load_read(L, it, node, i, &L->reads[i]) != FP_OK)
+      return FP_EINPUT;
+  i = 0;
+  for (const cJSON *it = wr->child; it; it = it->next, i++)
+    if ((L->writes[i] = resolve_buffer(L, it, node, "writes", i)) < 0)
+      return FP_EINPUT;
+  s->reads = L->reads;
+  s->n_reads = nr;
+  s->writes = L->writes;
+  s->n_writes = nw;
+  return FP_OK;
+}
+
+/* Parses "iter": [numel, rnumel], required unless the node is extern. */
+static fp_status load_iter(loader *L, const cJSON *obj, const char *node,
+                           fp_node_spec *s) {
+  const cJSON *it = field(obj, "iter");
+  s->numel = s->rnumel = 0;
+  if (!it && s->kind == FP_KIND_EXTERN)
+    return FP_OK;
+  if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+      !fp_json_u64(it->child, &s->numel) ||
+      !fp_json_u64(it->child->next, &s->rnumel) || s->numel == 0 ||
+      s->rnumel == 0)
+    return FAIL(L,
+                "%s: node '%s': iter: %s (expected [numel, rnumel], two "
+                "positive integers below 2^53)",
+                L->src, node, it ? "invalid" : "missing");
+  return FP_OK;
+}
+
+/* Reads an optional non-negative 32-bit op attribute. */
+static fp_status op_u32(loader *L, const cJSON *op, const char *key,
+                        const char *node, uint32_t *out) {
+  const cJSON *it = field(op, key);
+  uint64_t v = 0;
+  if (it && (!fp_json_u64(it, &v) || v > UINT32_MAX))
+    return FAIL(L, "%s: node '%s': op.%s: expected an integer in [0, 2^32)",
+                L->src, node, key);
+  *out = (uint32_t)v;
+  return FP_OK;
+}
+
+/* Parses op.index (one mode per read) into the scratch reads. */
+static fp_status load_op_index(loader *L, const cJSON *op, const char *node,
+                               const fp_node_spec *s) {
+  const cJSON *ix = field(op, "index");
+  if (!ix)
+    return FP_OK;
+  if (!cJSON_IsArray(ix) || cJSON_GetArraySize(ix) != s->n_reads)
+    return FAIL(L, "%s: node '%s': op.index: expected one entry per read",
+                L->src, node);
+  int i = 0;
+  for (const cJSON *it = ix->child; it; it = it->next, i++) {
+    int m = cJSON_IsString(it) ? fp_index_parse(it->valuestring) : -1;
+    if (m < 0)
+      return FAIL(L,
+                  "%s: node '%s': op.index[%d]: expected auto, elem, row or "
+                  "col",
+                  L->src, node, i);
+    L->reads[i].index = (uint8_t)m;
+  }
+  return FP_OK;
+}
+
+static fp_status load_op(loader *L, const cJSON *obj, const char *node,
+                         fp_node_spec *s, fp_op *op) {
+  const cJSON *o = field(obj, "op");
+  fp_op_init(op);
+  if (!o)
+    return FP_OK;
+  if (!cJSON_IsObject(o))
+    return FAIL(L, "%s: node '%s': op: expected an object", L->src, node);
+  const cJSON *fn = field(o, "fn");
+  int f = cJSON_IsString(fn) ? fp_op_parse(fn->valuestring) : -1;
+  if (f < 0)
+    return FAIL(L, "%s: node '%s': op.fn: missing or unknown", L->src, node);
+  op->fn = (fp_op_fn)f;
+  const cJSON *al = field(o, "alpha");
+  if (al && !cJSON_IsNumber(al))
+    return FAIL(L, "%s: node '%s': op.alpha: expected a number", L->src, node);
+  if (al)
+    op->alpha = al->valuedouble;
+  if (op_u32(L, o, "m", node, &op->m) || op_u32(L, o, "n", node, &op->n) ||
+      op_u32(L, o, "k", node, &op->k) ||
+      opt_bool(L, o, "trans_a", "node", node, &op->trans_a) ||
+      opt_bool(L, o, "trans_b", "node", node, &op->trans_b) ||
+      load_op_index(L, o, node, s))
+    return FP_EINPUT;
+  s->op = op;
+  return FP_OK;
+}
+
+static fp_status load_node(loader *L, const cJSON *obj, int i) {
+  const char *name = item_name(L, obj, "nodes", i);
+  if (!name)
+    return FP_EINPUT;
+  fp_node_spec s;
+  fp_op op;
+  memset(&s, 0, sizeof s);
+  s.name = name;
+  const cJSON *kind = field(obj, "kind");
+  int k = cJSON_IsString(kind) ? fp_kind_parse(kind->valuestring) : -1;
+  if (k < 0)
+    return FAIL(L,
+                "%s: node '%s': kind: %s (expected pointwise, reduction or "
+                "extern)",
+                L->src, name, kind ? "unknown" : "missing");
+  s.kind = (fp_kind)k;
+  if (load_iter(L, obj, name, &s) != FP_OK ||
+      load_lists(L, obj, name, &s) != FP_OK ||
+      load_op(L, obj, name, &s, &op) != FP_OK)
+    return L->err ? L->err->code : FP_EINPUT;
+  if (fp_graph_add_node(L->g, &s, L->err) < 0)
+    return builder_error(L);
+  return FP_OK;
+}
+
+/* Runs `fn` over every element of the required array `key`. */
+static fp_status load_array(loader *L, const cJSON *root, const char *key,
+                            fp_status (*fn)(loader *, const cJSON *, int)) {
+  const cJSON *arr = field(root, key);
+  if (!cJSON_IsArray(arr))
+    return FAIL(L, "%s: %s: missing or not an array", L->src, key);
+  int i = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    fp_status st = fn(L, it, i);
+    if (st != FP_OK)
+      return st;
+  }
+  return FP_OK;
+}
+
+static fp_status load_outputs(loader *L, const cJSON *root) {
+  const cJSON *arr = field(root, "outputs");
+  if (!arr)
+    return FP_OK;
+  if (!cJSON_IsArray(arr))
+    return FAIL(L, "%s: outputs: expected an array of buffer names", L->src);
+  int i = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    if (!cJSON_IsString(it))
+      return FAIL(L, "%s: outputs[%d]: expected a buffer name", L->src, i);
+    int32_t b = fp_graph_find_buffer(L->g, it->valuestring);
+    if (b < 0)
+      return FAIL(L, "%s: outputs[%d]: unknown buffer '%.200s'", L->src, i,
+                  it->valuestring);
+    if (fp_graph_add_output(L->g, b, L->err) != FP_OK)
+      return builder_error(L);
+  }
+  return FP_OK;
+}
+
+static fp_status load_unfusible(loader *L, const cJSON *root) {
+  const cJSON *arr = field(root, "unfusible");
+  if (!arr)
+    return FP_OK;
+  if (!cJSON_IsArray(arr))
+    return FAIL(L, "%s: unfusible: expected an array of node pairs", L->src);
+  int i = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+        !cJSON_IsString(it->child) || !cJSON_IsString(it->child->next))
+      return FAIL(L, "%s: unfusible[%d]: expected a pair of node names",
+                  L->src, i);
+    int32_t u = fp_graph_find_node(L->g, it->child->valuestring);
+    int32_t v = fp_graph_find_node(L->g, it->child->next->valuestring);
+    if (u < 0 || v < 0)
+      return FAIL(L, "%s: unfusible[%d]: unknown node '%.200s'", L->src, i,
+                  u < 0 ? it->child->valuestring
+                        : it->child->next->valuestring);
+    if (fp_graph_add_unfusible(L->g, u, v, L->err) != FP_OK)
+      return FAIL(L, "%s: unfusible[%d]: pair names node '%.200s' twice",
+                  L->src, i, it->child->valuestring);
+  }
+  return FP_OK;
+}
+
+/* Top-level scalar fields: name, max_fusion_size, meta.source. */
+static fp_status load_header(loader *L, const cJSON *root) {
+  const cJSON *nm = field(root, "name");
+  if (nm && !cJSON_IsString(nm))
+    return FAIL(L, "%s: name: expected a string", L->src);
+  L->g = fp_graph_create(nm ? nm->valuestring : "");
+  if (!L->g)
+    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
+  const cJSON *k = field(root, "max_fusion_size");
+  uint64_t kv;
+  if (k && (!fp_json_u64(k, &kv) || kv < 1 || kv > INT32_MAX))
+    return FAIL(L, "%s: max_fusion_size: expected a positive integer",
+                L->src);
+  if (k)
+    fp_graph_set_max_fusion_size(L->g, (int32_t)kv, NULL);
+  const cJSON *meta = field(root, "meta");
+  const cJSON *src = cJSON_IsObject(meta) ? field(meta, "source") : NULL;
+  if (cJSON_IsString(src) &&
+      fp_graph_set_source(L->g, src->valuestring, L->err) != FP_OK)
+    return FP_ENOMEM;
+  /* Keep the whole meta object (exporters put provenance and estimates
+   * there) so that a load/save round trip loses nothing. */
+  if (!cJSON_IsObject(meta))
+    return FP_OK;
+  char *txt = cJSON_PrintUnformatted(meta);
+  size_t n = txt ? strlen(txt) + 1 : 0;
+  L->g->meta_json = txt ? malloc(n) : NULL;
+  if (L->g->meta_json)
+    memcpy(L->g->meta_json, txt, n);
+  cJSON_free(txt);
+  if (!L->g->meta_json)
+    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
+  return FP_OK;
+}
+
+fp_status fp_graph_load_buffer(const char *data, size_t len,
+                               const char *source, fp_graph **out,
+                               fp_error *err) {
+  loader L = {.src = source ? source : "<graph>", .err = err};
+  fp_status st;
+  *out = NULL;
+  cJSON *root = fp_json_parse(data, len, L.src, err);
+  if (!root)
+    return FP_EINPUT;
+  if ((st = fp_json_check_header(root, L.src, "fuseplan.graph", err)) ||
+      (st = load_header(&L, root)) ||
+      (st = load_array(&L, root, "buffers", load_buffer)) ||
+      (st = load_array(&L, root, "nodes", load_node)) ||
+      (st = load_outputs(&L, root)) || (st = load_unfusible(&L, root)))
+    goto fail;
+  if ((st = fp_graph_finalize(L.g, err)) != FP_OK) {
+    fp_error_prefix(err, L.src);
+    goto fail;
+  }
+  *out = L.g;
+  L.g = NULL;
+fail:
+  cJSON_Delete(root);
+  fp_graph_destroy(L.g);
+  free(L.reads);
+  free(L.writes);
+  return st;
+}
+
+fp_status fp_graph_load_file(const char *path, fp_graph **out, fp_error *err) {
+  char *data;
+  size_t len;
+  *out = NULL;
+  fp_status st = fp_file_read_all(path, &data, &len, err);
+  if (st != FP_OK)
+    return st;
+  st = fp_graph_load_buffer(data, len, path, out, err);
+  free(data);
+  return st;
+}
+
+/* ---- writer ------------------------------------------------------------- */
+
+static void put_sep(fp_jbuf *b, int32_t i, int pretty) {
+  fp_jbuf_puts(b, i ? "," : "");
+  fp_jbuf_puts(b, pretty ? "\n  " : "");
+}
+
+static void write_buffer(fp_jbuf *b, const fp_buffer *buf) {
+  fp_jbuf_puts(b, "{\"name\": ");
+  fp_jbuf_str(b, buf->name);
+  fp_jbuf_puts(b, ", \"bytes\": ");
+  fp_jbuf_u64(b, buf->bytes);
+  if (buf->input)
+    fp_jbuf_puts(b, ", \"input\": true");
+  if (buf->freeable)
+    fp_jbuf_puts(b, ", \"freeable\": true");
+  fp_jbuf_puts(b, "}");
+}
+
+/* Writes a node's op; only fields that differ from their defaults. */
+static void write_op(fp_jbuf *b, const fp_node *n) {
+  const fp_op *op = &n->op;
+  fp_jbuf_puts(b, ", \"op\": {\"fn\": ");
+  fp_jbuf_str(b, fp_op_name(op->fn));
+  if (op->alpha != 1.0) {
+    fp_jbuf_puts(b, ", \"alpha\": ");
+    fp_jbuf_double(b, op->alpha);
+  }
+  if (op->fn == FP_OP_MATMUL)
+    fp_jbuf_printf(b, ", \"m\": %u, \"n\": %u, \"k\": %u", (unsigned)op->m,
+                   (unsigned)op->n, (unsigned)op->k);
+  if (op->trans_a)
+    fp_jbuf_puts(b, ", \"trans_a\": true");
+  if (op->trans_b)
+    fp_jbuf_puts(b, ", \"trans_b\": true");
+  bool any = false;
+  for (int32_t i = 0; i < n->n_reads; i++)
+    any |= n->reads[i].index != FP_INDEX_AUTO;
+  if (any) {
+    fp_jbuf_puts(b, ", \"index\": [");
+    for (int32_t i = 0; i < n->n_reads; i++) {
+      fp_jbuf_puts(b, i ? ", " : "");
+      fp_jbuf_str(b, fp_index_name((fp_index)n->reads[i].index));
+    }
+    fp_jbuf_puts(b, "]");
+  }
+  fp_jbuf_puts(b, "}");
+}
+
+static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
+  fp_jbuf_puts(b, "{\"name\": ");
+  fp_jbuf_str(b, n->name);
+  fp_jbuf_puts(b, ", \"kind\": ");
+  fp_jbuf_str(b, fp_kind_name(n->kind));
+  if (n->numel)
+    fp_jbuf_printf(b, ", \"iter\": [%llu, %llu]",
+                   (unsigned long long)n->numel,
+                   (unsigned long long)n->rnumel);
+  fp_jbuf_puts(b, ", \"reads\": [");
+  for (int32_t i = 0; i < n->n_reads; i++) {
+    const fp_buffer *buf = fp_graph_buffer(g, n->reads[i].buffer);
+    fp_jbuf_puts(b, i ? ", " : "");
+    if (n->reads[i].bytes == buf->bytes) {
+      fp_jbuf_str(b, buf->name);
+      continue;
+    }
+    fp_jbuf_puts(b, "{\"buffer\": ");
+    fp_jbuf_str(b, buf->name);
+    fp_jbuf_puts(b, ", \"bytes\": ");
+    fp_jbuf_u64(b, n->reads[i].bytes);
+    fp_jbuf_puts(b, "}");
+  }
+  fp_jbuf_puts(b, "], \"writes\": [");
+  for (int32_t i = 0; i < n->n_writes; i++) {
+    fp_jbuf_puts(b, i ? ", " : "");
+    fp_jbuf_str(b, fp_graph_buffer(g, n->writes[i])->name);
+  }
+  fp_jbuf_puts(b, "]");
+  if (n->op.fn != FP_OP_NONE)
+    write_op(b, n);
+  fp_jbuf_puts(b, "}");
+}
+
+static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
+  const char *nl = pretty ? "\n" : "";
+  fp_jbuf_printf(b, "%s],%s\"outputs\": [", nl, nl);
+  for (int32_t i = 0; i < fp_graph_output_count(g); i++) {
+    fp_jbuf_puts(b, i ? ", " : "");
+    fp_jbuf_str(b, fp_graph_buffer(g, fp_graph_output(g, i))->name);
+  }
+  fp_jbuf_printf(b, "],%s\"unfusible\": [", nl);
+  for (int32_t i = 0; i < fp_graph_unfusible_count(g); i++) {
+    int32_t u, v;
+    fp_graph_unfusible_pair(g, i, &u, &v);
+    put_sep(b, i, pretty);
+    fp_jbuf_puts(b, "[");
+    fp_jbuf_str(b, fp_graph_node(g, u)->name);
+    fp_jbuf_puts(b, ", ");
+    fp_jbuf_str(b, fp_graph_node(g, v)->name);
+    fp_jbuf_puts(b, "]");
+  }
+  fp_jbuf_printf(b, "],%s\"meta\": ", nl);
+  if (g->meta_json) {
+    fp_jbuf_puts(b, g->meta_json);
+  } else {
+    fp_jbuf_puts(b, "{\"source\": ");
+    fp_jbuf_str(b, fp_graph_source(g));
+    fp_jbuf_puts(b, "}");
+  }
+  fp_jbuf_printf(b, "%s}\n", nl);
+}
+
+char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
+  fp_jbuf b = {0};
+  const char *nl = pretty ? "\n" : "";
+  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": 1,%s",
+                 nl);
+  fp_jbuf_puts(&b, "\"name\": ");
+  fp_jbuf_str(&b, fp_graph_name(g));
+  fp_jbuf_printf(&b, ",%s\"max_fusion_size\": %d,%s\"buffers\": [", nl,
+                 (int)fp_graph_max_fusion_size(g), nl);
+  for (int32_t i = 0; i < fp_graph_buffer_count(g); i++) {
+    put_sep(&b, i, pretty);
+    write_buffer(&b, fp_graph_buffer(g, i));
+  }
+  fp_jbuf_printf(&b, "%s],%s\"nodes\": [", nl, nl);
+  for (int32_t i = 0; i < fp_graph_node_count(g); i++) {
+    put_sep(&b, i, pretty);
+    write_node(&b, g, fp_graph_node(g, i));
+  }
+  write_tail(&b, g, pretty);
+  if (b.oom) {
+    free(b.s);
+    fp_error_set(err, FP_ENOMEM, "out of memory writing graph");
+    return NULL;
+  }
+  return b.s;
+}
+
+fp_status fp_graph_save_file(const fp_graph *g, const char *path,
+                             fp_error *err) {
+  char *s = fp_graph_to_json(g, 1, err);
+  if (!s)
+    return FP_ENOMEM;
+  fp_status st = fp_file_write_atomic(path, s, strlen(s), err);
+  free(s);
+  return st;
+}

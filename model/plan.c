@@ -1,0 +1,167 @@
+/*
+ * plan.c -- the plan container (groups as CSR arrays) and the eager plan.
+ *
+ * Invariant: group_off has n_groups + 1 entries (group_off[0] == 0) and
+ * group i holds nodes[group_off[i] .. group_off[i+1]).
+ */
+#include "model/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+
+struct fp_plan {
+  int32_t *group_off;
+  int32_t n_groups, cap_groups; /* cap_groups counts group_off entries */
+  int32_t *nodes;
+  int32_t n_nodes, cap_nodes;
+  char *graph_name;
+  fp_solver_info solver;
+};
+
+void fp_solver_info_init(fp_solver_info *info) {
+  memset(info, 0, sizeof *info);
+  info->objective = NAN;
+  info->bound = NAN;
+  info->gap = NAN;
+  info->time_s = NAN;
+  info->nodes = -1;
+  info->rows = -1;
+  info->cols = -1;
+}
+
+fp_plan *fp_plan_create(void) {
+  fp_plan *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->graph_name = calloc(1, 1);
+  if (!p->graph_name || fp_grow_array((void **)&p->group_off, &p->cap_groups,
+                                      1, sizeof *p->group_off) != 0)
+    goto fail;
+  p->group_off[0] = 0;
+  fp_solver_info_init(&p->solver);
+  return p;
+fail:
+  fp_plan_destroy(p);
+  return NULL;
+}
+
+void fp_plan_destroy(fp_plan *p) {
+  if (!p)
+    return;
+  free(p->group_off);
+  free(p->nodes);
+  free(p->graph_name);
+  free(p);
+}
+
+fp_status fp_plan_open_group(fp_plan *p, fp_error *err) {
+  if (fp_grow_array((void **)&p->group_off, &p->cap_groups,
+                    (int64_t)p->n_groups + 2, sizeof *p->group_off) != 0)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  p->n_groups++;
+  p->group_off[p->n_groups] = p->n_nodes;
+  return FP_OK;
+}
+
+fp_status fp_plan_append_node(fp_plan *p, int32_t v, fp_error *err) {
+  if (p->n_groups == 0 && fp_plan_open_group(p, err) != FP_OK)
+    return FP_ENOMEM;
+  if (fp_grow_array((void **)&p->nodes, &p->cap_nodes, (int64_t)p->n_nodes + 1,
+                    sizeof *p->nodes) != 0)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  p->nodes[p->n_nodes++] = v;
+  p->group_off[p->n_groups] = p->n_nodes;
+  return FP_OK;
+}
+
+fp_status fp_plan_add_group(fp_plan *p, const int32_t *nodes, int32_t n,
+                            fp_error *err) {
+  if (n < 0)
+    return fp_error_set(err, FP_EARG, "plan: negative group size");
+  if ((int64_t)p->n_nodes + n > FP_MAX_ITEMS)
+    return fp_error_set(err, FP_ELIMIT, "plan: too many entries");
+  if (fp_grow_array((void **)&p->nodes, &p->cap_nodes, (int64_t)p->n_nodes + n,
+                    sizeof *p->nodes) != 0 ||
+      fp_plan_open_group(p, err) != FP_OK)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  if (n > 0)
+    memcpy(p->nodes + p->n_nodes, nodes, (size_t)n * sizeof *nodes);
+  p->n_nodes += n;
+  p->group_off[p->n_groups] = p->n_nodes;
+  return FP_OK;
+}
+
+void fp_plan_clear(fp_plan *p) {
+  p->n_groups = 0;
+  p->n_nodes = 0;
+  p->group_off[0] = 0;
+}
+
+fp_status fp_plan_copy(fp_plan *dst, const fp_plan *src, fp_error *err) {
+  if (dst == src)
+    return FP_OK;
+  if (fp_grow_array((void **)&dst->group_off, &dst->cap_groups,
+                    (int64_t)src->n_groups + 1, sizeof *dst->group_off) != 0 ||
+      fp_grow_array((void **)&dst->nodes, &dst->cap_nodes, src->n_nodes,
+                    sizeof *dst->nodes) != 0 ||
+      fp_plan_set_graph_name(dst, src->graph_name, err) != FP_OK)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  memcpy(dst->group_off, src->group_off,
+         ((size_t)src->n_groups + 1) * sizeof *src->group_off);
+  if (src->n_nodes > 0)
+    memcpy(dst->nodes, src->nodes, (size_t)src->n_nodes * sizeof *src->nodes);
+  dst->n_groups = src->n_groups;
+  dst->n_nodes = src->n_nodes;
+  dst->solver = src->solver;
+  return FP_OK;
+}
+
+int32_t fp_plan_group_count(const fp_plan *p) { return p->n_groups; }
+int32_t fp_plan_entry_count(const fp_plan *p) { return p->n_nodes; }
+
+const int32_t *fp_plan_group(const fp_plan *p, int32_t i, int32_t *n) {
+  *n = p->group_off[i + 1] - p->group_off[i];
+  return p->nodes + p->group_off[i];
+}
+
+const char *fp_plan_graph_name(const fp_plan *p) { return p->graph_name; }
+
+fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err) {
+  size_t n = strlen(name ? name : "") + 1;
+  char *s = malloc(n);
+  if (!s)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  memcpy(s, name ? name : "", n);
+  free(p->graph_name);
+  p->graph_name = s;
+  return FP_OK;
+}
+
+fp_solver_info *fp_plan_solver(fp_plan *p) { return &p->solver; }
+const fp_solver_info *fp_plan_solver_const(const fp_plan *p) {
+  return &p->solver;
+}
+
+fp_status fp_plan_make_eager(fp_plan *p, const fp_graph *g, fp_error *err) {
+  int32_t n = fp_graph_node_count(g);
+  fp_plan_clear(p);
+  if (fp_grow_array((void **)&p->group_off, &p->cap_groups, (int64_t)n + 1,
+                    sizeof *p->group_off) != 0 ||
+      fp_grow_array((void **)&p->nodes, &p->cap_nodes, n, sizeof *p->nodes) !=
+          0 ||
+      fp_plan_set_graph_name(p, fp_graph_name(g), err) != FP_OK)
+    return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
+  for (int32_t v = 0; v < n; v++) {
+    p->nodes[v] = v;
+    p->group_off[v + 1] = v + 1;
+  }
+  p->n_groups = n;
+  p->n_nodes = n;
+  fp_solver_info_init(&p->solver);
+  strcpy(p->solver.method, "eager");
+  strcpy(p->solver.status, "heuristic");
+  return FP_OK;
+}

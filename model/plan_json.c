@@ -1,0 +1,235 @@
+/*
+ * plan_json.c -- the plan file format (docs/formats.md): loader and writer.
+ *
+ * The loader resolves node names against the graph and keeps whatever
+ * grouping the file holds, legal or not: legality is fp_plan_check's
+ * business, so that `fuseplan verify` can say what exactly is wrong.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/io.h"
+#include "model/json.h"
+#include "model/json_util.h"
+
+static const cJSON *field(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* Copies an optional string field into a fixed buffer (truncating). */
+static void copy_str(const cJSON *obj, const char *key, char *dst, size_t n) {
+  const cJSON *it = field(obj, key);
+  if (cJSON_IsString(it)) {
+    strncpy(dst, it->valuestring, n - 1);
+    dst[n - 1] = '\0';
+  }
+}
+
+static double opt_num(const cJSON *obj, const char *key) {
+  const cJSON *it = field(obj, key);
+  return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+}
+
+static int64_t opt_count(const cJSON *obj, const char *key) {
+  uint64_t v;
+  return fp_json_u64(field(obj, key), &v) ? (int64_t)v : -1;
+}
+
+/* Reads the optional "solver" record; bad types there are ignored (it is
+ * provenance, not input to any computation). */
+static void load_solver(const cJSON *root, fp_solver_info *info) {
+  const cJSON *s = field(root, "solver");
+  fp_solver_info_init(info);
+  if (!cJSON_IsObject(s))
+    return;
+  copy_str(s, "method", info->method, sizeof info->method);
+  copy_str(s, "status", info->status, sizeof info->status);
+  info->objective = opt_num(s, "objective");
+  info->bound = opt_num(s, "bound");
+  info->gap = opt_num(s, "gap");
+  info->time_s = opt_num(s, "time_s");
+  info->nodes = opt_count(s, "nodes");
+  info->rows = opt_count(s, "rows");
+  info->cols = opt_count(s, "cols");
+}
+
+static fp_status load_group(const cJSON *grp, int i, const char *src,
+                            const fp_graph *g, fp_plan *p, fp_error *err) {
+  if (!cJSON_IsArray(grp))
+    return fp_error_set(err, FP_EINPUT,
+                        "%s: groups[%d]: expected an array of node names", src,
+                        i);
+  if (fp_plan_open_group(p, err) != FP_OK)
+    return FP_ENOMEM;
+  int j = 0;
+  for (const cJSON *it = grp->child; it; it = it->next, j++) {
+    if (!cJSON_IsString(it))
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: groups[%d][%d]: expected a node name", src, i,
+                          j);
+    int32_t v = fp_graph_find_node(g, it->valuestring);
+    if (v < 0)
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: groups[%d][%d]: unknown node '%.200s'", src, i,
+                          j, it->valuestring);
+    if (fp_plan_append_node(p, v, err) != FP_OK)
+      return FP_ENOMEM;
+  }
+  return FP_OK;
+}
+
+static fp_status load_plan(const cJSON *root, const char *src,
+                           const fp_graph *g, fp_plan *p, fp_error *err) {
+  fp_status st = fp_json_check_header(root, src, "fuseplan.plan", err);
+  if (st != FP_OK)
+    return st;
+  const cJSON *gn = field(root, "graph");
+  if (gn && !cJSON_IsString(gn))
+    return fp_error_set(err, FP_EINPUT, "%s: graph: expected a string", src);
+  if (gn && gn->valuestring[0] && fp_graph_name(g)[0] &&
+      strcmp(gn->valuestring, fp_graph_name(g)) != 0)
+    return fp_error_set(err, FP_EINPUT,
+                        "%s: graph: plan is for graph '%.200s', not '%.200s'",
+                        src, gn->valuestring, fp_graph_name(g));
+  if (fp_plan_set_graph_name(p, fp_graph_name(g), err) != FP_OK)
+    return FP_ENOMEM;
+  const cJSON *groups = field(root, "groups");
+  if (!cJSON_IsArray(groups))
+    return fp_error_set(err, FP_EINPUT, "%s: groups: missing or not an array",
+                        src);
+  int i = 0;
+  for (const cJSON *it = groups->child; it; it = it->next, i++)
+    if ((st = load_group(it, i, src, g, p, err)) != FP_OK)
+      return st;
+  load_solver(root, fp_plan_solver(p));
+  return FP_OK;
+}
+
+fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
+                              const fp_graph *g, fp_plan **out,
+                              fp_error *err) {
+  const char *src = source ? source : "<plan>";
+  *out = NULL;
+  cJSON *root = fp_json_parse(data, len, src, err);
+  if (!root)
+    return FP_EINPUT;
+  fp_plan *p = fp_plan_create();
+  fp_status st = p ? load_plan(root, src, g, p, err)
+                   : fp_error_set(err, FP_ENOMEM, "%s: out of memory", src);
+  cJSON_Delete(root);
+  if (st != FP_OK) {
+    fp_plan_destroy(p);
+    return st;
+  }
+  *out = p;
+  return FP_OK;
+}
+
+fp_status fp_plan_load_file(const char *path, const fp_graph *g,
+                            fp_plan **out, fp_error *err) {
+  char *data;
+  size_t len;
+  *out = NULL;
+  fp_status st = fp_file_read_all(path, &data, &len, err);
+  if (st != FP_OK)
+    return st;
+  st = fp_plan_load_buffer(data, len, path, g, out, err);
+  free(data);
+  return st;
+}
+
+/* ---- writer ------------------------------------------------------------- */
+
+static void write_num(fp_jbuf *b, const char *key, double v, bool *first) {
+  if (isnan(v))
+    return;
+  fp_jbuf_printf(b, "%s\"%s\": ", *first ? "" : ", ", key);
+  fp_jbuf_double(b, v);
+  *first = false;
+}
+
+static void write_count(fp_jbuf *b, const char *key, int64_t v, bool *first) {
+  if (v < 0)
+    return;
+  fp_jbuf_printf(b, "%s\"%s\": %lld", *first ? "" : ", ", key, (long long)v);
+  *first = false;
+}
+
+static void write_solver(fp_jbuf *b, const fp_solver_info *s) {
+  bool first = true;
+  fp_jbuf_puts(b, ",\n\"solver\": {");
+  if (s->method[0]) {
+    fp_jbuf_puts(b, "\"method\": ");
+    fp_jbuf_str(b, s->method);
+    first = false;
+  }
+  if (s->status[0]) {
+    fp_jbuf_puts(b, first ? "\"status\": " : ", \"status\": ");
+    fp_jbuf_str(b, s->status);
+    first = false;
+  }
+  write_num(b, "objective", s->objective, &first);
+  write_num(b, "bound", s->bound, &first);
+  write_num(b, "gap", s->gap, &first);
+  write_num(b, "time_s", s->time_s, &first);
+  write_count(b, "nodes", s->nodes, &first);
+  write_count(b, "rows", s->rows, &first);
+  write_count(b, "cols", s->cols, &first);
+  fp_jbuf_puts(b, "}");
+}
+
+static void write_metrics(fp_jbuf *b, const fp_metrics *m) {
+  fp_jbuf_puts(b, ",\n\"metrics\": {\"traffic_bytes\": ");
+  fp_jbuf_u64(b, m->traffic_bytes);
+  fp_jbuf_puts(b, ", \"peak_bytes\": ");
+  fp_jbuf_u64(b, m->peak_bytes);
+  fp_jbuf_printf(b, ", \"kernels\": %d, \"read_bytes\": ", (int)m->kernels);
+  fp_jbuf_u64(b, m->read_bytes);
+  fp_jbuf_puts(b, ", \"write_bytes\": ");
+  fp_jbuf_u64(b, m->write_bytes);
+  fp_jbuf_puts(b, "}");
+}
+
+char *fp_plan_to_json(const fp_plan *p, const fp_graph *g,
+                      const fp_metrics *metrics, int pretty, fp_error *err) {
+  fp_jbuf b = {0};
+  const char *sep = pretty ? ",\n  " : ", ";
+  fp_jbuf_puts(&b, "{\"format\": \"fuseplan.plan\", \"version\": 1, "
+                   "\"graph\": ");
+  fp_jbuf_str(&b, fp_graph_name(g));
+  fp_jbuf_puts(&b, pretty ? ",\n\"groups\": [\n  " : ",\n\"groups\": [");
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    fp_jbuf_puts(&b, t ? sep : "");
+    fp_jbuf_puts(&b, "[");
+    for (int32_t i = 0; i < len; i++) {
+      fp_jbuf_puts(&b, i ? ", " : "");
+      fp_jbuf_str(&b, fp_graph_node(g, grp[i])->name);
+    }
+    fp_jbuf_puts(&b, "]");
+  }
+  fp_jbuf_puts(&b, pretty ? "\n]" : "]");
+  if (metrics)
+    write_metrics(&b, metrics);
+  write_solver(&b, fp_plan_solver_const(p));
+  fp_jbuf_puts(&b, "}\n");
+  if (b.oom) {
+    free(b.s);
+    fp_error_set(err, FP_ENOMEM, "out of memory writing plan");
+    return NULL;
+  }
+  return b.s;
+}
+
+fp_status fp_plan_save_file(const fp_plan *p, const fp_graph *g,
+                            const fp_metrics *metrics, const char *path,
+                            fp_error *err) {
+  char *s = fp_plan_to_json(p, g, metrics, 1, err);
+  if (!s)
+    return FP_ENOMEM;
+  fp_status st = fp_file_write_atomic(path, s, strlen(s), err);
+  free(s);
+  return st;
+}

@@ -1,0 +1,559 @@
+/*
+ * test_eval.c -- the evaluator against hand-computed figures, the legality
+ * rules one by one, and a property test against a naive re-implementation
+ * of DESIGN.md section 1 on random tiny graphs and random plans.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+/* x -> a -> t1 -> b -> t2 -> c -> y, all pointwise over 250 floats. */
+static const char chain_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+static void expect(const fp_graph *g, const char *plan, uint64_t traffic,
+                   uint64_t peak) {
+  fp_plan *p = tu_plan(g, plan);
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_msg(m.traffic_bytes == traffic, "plan '%s': traffic %llu != %llu",
+                plan, (unsigned long long)m.traffic_bytes,
+                (unsigned long long)traffic);
+  ck_assert_msg(m.peak_bytes == peak, "plan '%s': peak %llu != %llu", plan,
+                (unsigned long long)m.peak_bytes, (unsigned long long)peak);
+  ck_assert_uint_eq(m.traffic_bytes, m.read_bytes + m.write_bytes);
+  fp_plan_destroy(p);
+}
+
+START_TEST(vertical_fusion) {
+  fp_graph *g = tu_graph(chain_json);
+  /* eager: each node reads 1000 and writes 1000; live x+t1, x+t1+t2,
+   * x+t2+y. */
+  expect(g, "a | b | c", 6000, 3000);
+  /* fused: t1, t2 never leave the kernel. */
+  expect(g, "a b c", 2000, 2000);
+  /* a+b fused: t1 internal, t2 materialized. */
+  expect(g, "a b | c", 4000, 3000);
+  expect(g, "a | b c", 4000, 3000);
+  fp_plan *p = tu_plan(g, "a b c");
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_int_eq(m.kernels, 1);
+  ck_assert_int_eq(m.materialized, 1);
+  ck_assert_uint_eq(m.resident_bytes, 1000);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* x read by d and e (e only partly), both writing outputs. */
+static const char siblings_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1,"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
+    "  {'name': 'o1', 'bytes': 1000}, {'name': 'o2', 'bytes': 1000},"
+    "  {'name': 'o3', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'd', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['o1']},"
+    "  {'name': 'e', 'kind': 'pointwise', 'iter': [250, 1],"
+    "   'reads': [{'buffer': 'x', 'bytes': 100}], 'writes': ['o2']},"
+    "  {'name': 'f', 'kind': 'pointwise', 'iter': [250, 1],"
+    "   'reads': [{'buffer': 'x', 'bytes': 100}, 'x'], 'writes': ['o3']}],"
+    " 'outputs': ['o1', 'o2', 'o3']}";
+
+START_TEST(horizontal_fusion_and_partial_reads) {
+  fp_graph *g = tu_graph(siblings_json);
+  /* eager: reads 1000 + 100 + 1000 (f reads x twice: once, at the max). */
+  expect(g, "d | e | f", 2100 + 3000, 4000);
+  /* all fused: x read once at the largest per-read size. */
+  expect(g, "d e f", 1000 + 3000, 4000);
+  /* e alone reads only its 100 bytes. */
+  expect(g, "d f | e", 1000 + 100 + 3000, 4000);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Outputs live to the end; dead buffers only at their own step; a
+ * freeable input lives until its last reader; resident inputs always. */
+static const char lifetimes_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1,"
+    " 'buffers': [{'name': 'w', 'bytes': 7, 'input': true},"
+    "  {'name': 'f', 'bytes': 500, 'input': true, 'freeable': true},"
+    "  {'name': 'u', 'bytes': 300, 'input': true, 'freeable': true},"
+    "  {'name': 'o', 'bytes': 50, 'input': true, 'freeable': true},"
+    "  {'name': 'y', 'bytes': 10}, {'name': 'dead', 'bytes': 2000},"
+    "  {'name': 'z', 'bytes': 20}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'extern', 'reads': ['f', 'w'],"
+    "   'writes': ['y', 'dead']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [5, 1], 'reads': ['y'],"
+    "   'writes': ['z']}],"
+    " 'outputs': ['z', 'o']}";
+
+START_TEST(lifetimes) {
+  fp_graph *g = tu_graph(lifetimes_json);
+  /* resident: w (7) + o (freeable but an output: never freed) = 57; u is
+   * freeable and unread: never counted.
+   * step 0 (a): 57 + f 500 + y 10 + dead 2000 = 2567
+   * step 1 (b): 57 + y 10 + z 20 = 87
+   * traffic: a reads f, w (507), writes y, dead (2010); b reads y (10),
+   * writes z (20). */
+  expect(g, "a | b", 507 + 2010 + 10 + 20, 2567);
+  fp_plan *p = tu_plan(g, "a | b");
+  fp_step tl[2];
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval(g, p, &m, tl, NULL), FP_OK);
+  ck_assert_uint_eq(tl[0].live_bytes, 2567);
+  ck_assert_uint_eq(tl[1].live_bytes, 87);
+  ck_assert_uint_eq(tl[0].read_bytes, 507);
+  ck_assert_uint_eq(tl[1].write_bytes, 20);
+  ck_assert_int_eq(m.peak_step, 0);
+  ck_assert_uint_eq(m.resident_bytes, 57);
+  ck_assert_uint_eq(fp_graph_resident_bytes(g), 57);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* The order of frees: a big buffer A freed earlier lowers the peak. */
+static const char order_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1,"
+    " 'buffers': [{'name': 'x', 'bytes': 1, 'input': true},"
+    "  {'name': 'A', 'bytes': 5000}, {'name': 'B', 'bytes': 100},"
+    "  {'name': 'C', 'bytes': 100}, {'name': 'y', 'bytes': 10}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'extern', 'reads': ['x'], 'writes': ['A']},"
+    "  {'name': 'b', 'kind': 'extern', 'reads': ['x'], 'writes': ['B']},"
+    "  {'name': 'c', 'kind': 'extern', 'reads': ['A'], 'writes': ['C']},"
+    "  {'name': 'd', 'kind': 'extern', 'reads': ['B', 'C'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+START_TEST(order_of_frees) {
+  fp_graph *g = tu_graph(order_json);
+  /* a b c d: step 2 holds A, B, C. */
+  expect(g, "a | b | c | d", 5202 + 5210, 1 + 5200);
+  /* a c b d: A is freed after c, before B is allocated. */
+  expect(g, "a | c | b | d", 5202 + 5210, 1 + 5100);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A reduction fused with the pointwise node that reads its input and its
+ * result (a softmax-like pattern). */
+static const char reduction_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1,"
+    " 'buffers': [{'name': 'x', 'bytes': 4000, 'input': true},"
+    "  {'name': 's', 'bytes': 40}, {'name': 'y', 'bytes': 4000}],"
+    " 'nodes': ["
+    "  {'name': 'r', 'kind': 'reduction', 'iter': [10, 100], 'reads': ['x'],"
+    "   'writes': ['s']},"
+    "  {'name': 'p', 'kind': 'pointwise', 'iter': [1000, 1],"
+    "   'reads': ['x', 's'], 'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+START_TEST(reduction_fusion) {
+  fp_graph *g = tu_graph(reduction_json);
+  expect(g, "r | p", 4000 + 40 + 4040 + 4000, 4000 + 40 + 4000);
+  /* fused: x read once, s stays in the kernel. */
+  expect(g, "r p", 4000 + 4000, 8000);
+  ck_assert(fp_graph_compatible(g, 0, 1));
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(empty_graph) {
+  fp_graph *g = tu_graph("{'format': 'fuseplan.graph', 'version': 1,"
+                         " 'buffers': [{'name': 'w', 'bytes': 64, 'input':"
+                         " true}, {'name': 'f', 'bytes': 9, 'input': true,"
+                         " 'freeable': true}], 'nodes': []}");
+  fp_plan *p = fp_plan_create();
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_uint_eq(m.peak_bytes, 64);
+  ck_assert_uint_eq(m.traffic_bytes, 0);
+  ck_assert_int_eq(m.kernels, 0);
+  ck_assert_int_eq(m.peak_step, -1);
+  fp_bounds lb;
+  ck_assert_int_eq(fp_graph_bounds(g, &lb, NULL), FP_OK);
+  ck_assert_uint_eq(lb.peak_bytes, 64);
+  ck_assert_uint_eq(lb.traffic_bytes, 0);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- legality ----------------------------------------------------------- */
+
+static const char legal_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'max_fusion_size': 3,"
+    " 'buffers': [{'name': 'x', 'bytes': 400, 'input': true},"
+    "  {'name': 'b0', 'bytes': 400}, {'name': 'b1', 'bytes': 400},"
+    "  {'name': 'b2', 'bytes': 400}, {'name': 'b3', 'bytes': 400},"
+    "  {'name': 'b4', 'bytes': 40}, {'name': 'b5', 'bytes': 400},"
+    "  {'name': 'b6', 'bytes': 400}],"
+    " 'nodes': ["
+    "  {'name': 'n0', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['x'],"
+    "   'writes': ['b0']},"
+    "  {'name': 'n1', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['b0'],"
+    "   'writes': ['b1']},"
+    "  {'name': 'n2', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['b1'],"
+    "   'writes': ['b2']},"
+    "  {'name': 'n3', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['b2'],"
+    "   'writes': ['b3']},"
+    "  {'name': 'n4', 'kind': 'pointwise', 'iter': [10, 1], 'reads': ['b3'],"
+    "   'writes': ['b4']},"
+    "  {'name': 'mm', 'kind': 'extern', 'reads': ['b3'], 'writes': ['b5']},"
+    "  {'name': 'n6', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['b5'],"
+    "   'writes': ['b6']}],"
+    " 'outputs': ['b4', 'b6'], 'unfusible': [['n2', 'n3']]}";
+
+static void expect_illegal(const fp_graph *g, const char *plan,
+                           const char *fragment) {
+  fp_plan *p = tu_plan(g, plan);
+  fp_error err;
+  fp_error_clear(&err);
+  ck_assert_int_eq(fp_plan_check(g, p, 0, &err), FP_EILLEGAL);
+  ck_assert_int_eq(err.code, FP_EILLEGAL);
+  ck_assert_msg(strstr(err.msg, fragment) != NULL,
+                "plan '%s': message '%s' lacks '%s'", plan, err.msg, fragment);
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval(g, p, &m, NULL, NULL), FP_EILLEGAL);
+  fp_plan_destroy(p);
+}
+
+START_TEST(legality_rules) {
+  fp_graph *g = tu_graph(legal_json);
+  fp_plan *ok = tu_plan(g, "n0 n1 | n2 | n3 | n4 | mm | n6");
+  ck_assert_int_eq(fp_plan_check(g, ok, 0, NULL), FP_OK);
+  fp_plan_destroy(ok);
+  expect_illegal(g, "n0 | n1 | n2 | n3 | n4 | mm", "'n6' is missing");
+  expect_illegal(g, "n0 | n1 | n0 | n2 | n3 | n4 | mm | n6", "'n0' appears "
+                                                            "twice");
+  expect_illegal(g, "n0 n1 n2 n3 | n4 | mm | n6", "more than max_fusion_size");
+  expect_illegal(g, "n0 | n1 | n2 n3 | n4 | mm | n6", "listed unfusible");
+  expect_illegal(g, "n0 | n1 | n2 | n3 n4 | mm | n6",
+                 "incompatible iteration spaces");
+  expect_illegal(g, "n0 | n1 | n2 | n3 | n4 | mm n6", "extern node 'mm'");
+  expect_illegal(g, "n1 | n0 | n2 | n3 | n4 | mm | n6", "before its writer");
+  expect_illegal(g, "n0 | n1 | n2 | n3 | n4 | n6 | mm", "before its writer");
+  expect_illegal(g, "n0 | | n1 | n2 | n3 | n4 | mm | n6", "group 1 is empty");
+  /* an explicit limit overrides the graph's */
+  fp_plan *p = tu_plan(g, "n0 n1 | n2 | n3 | n4 | mm | n6");
+  ck_assert_int_eq(fp_plan_check(g, p, 1, NULL), FP_EILLEGAL);
+  ck_assert_int_eq(fp_plan_check(g, p, 2, NULL), FP_OK);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(out_of_range_index) {
+  fp_graph *g = tu_graph(chain_json);
+  fp_plan *p = fp_plan_create();
+  int32_t bad[2] = {0, 7};
+  ck_assert_int_eq(fp_plan_add_group(p, bad, 2, NULL), FP_OK);
+  fp_error err;
+  ck_assert_int_eq(fp_plan_check(g, p, 0, &err), FP_EILLEGAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "out of range"));
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- property test against a naive evaluator ----------------------------- */
+
+enum { MAXN = 10, MAXB = 32 };
+
+/* Builds a random tiny graph (3-9 nodes, every kind mix, partial reads,
+ * freeable inputs, outputs, dead buffers, unfusible pairs). */
+static fp_graph *random_graph(tu_rng *r) {
+  fp_graph *g = fp_graph_create("random");
+  char name[32];
+  int32_t nb = 0, n = 3 + (int32_t)tu_below(r, 7);
+  int32_t ni = 1 + (int32_t)tu_below(r, 3);
+  for (int32_t i = 0; i < ni; i++, nb++) {
+    snprintf(name, sizeof name, "in%d", (int)i);
+    bool fr = tu_below(r, 2);
+    ck_assert_int_ge(fp_graph_add_buffer(g, name, 1 + tu_below(r, 500), true,
+                                         fr, NULL), 0);
+  }
+  static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
+  for (int32_t v = 0; v < n; v++) {
+    fp_node_spec s = {0};
+    fp_read reads[3];
+    int32_t writes[2];
+    snprintf(name, sizeof name, "n%d", (int)v);
+    s.name = name;
+    uint32_t k = tu_below(r, 20);
+    s.kind = k < 3 ? FP_KIND_EXTERN : k < 7 ? FP_KIND_REDUCTION
+                                            : FP_KIND_POINTWISE;
+    if (s.kind == FP_KIND_POINTWISE) {
+      s.numel = pw[tu_below(r, 3)];
+      s.rnumel = 1;
+    } else if (s.kind == FP_KIND_REDUCTION) {
+      uint32_t j = tu_below(r, 3);
+      s.numel = rd[j][0];
+      s.rnumel = rd[j][1];
+    }
+    s.n_reads = (int32_t)tu_below(r, 4);
+    for (int32_t i = 0; i < s.n_reads; i++) {
+      reads[i].buffer = (int32_t)tu_below(r, (uint32_t)nb);
+      reads[i].index = FP_INDEX_AUTO;
+      reads[i].bytes = tu_below(r, 5) == 0 ? 1 : FP_READ_WHOLE;
+    }
+    s.reads = reads;
+    s.n_writes = 1 + (int32_t)tu_below(r, 2);
+    for (int32_t i = 0; i < s.n_writes; i++, nb++) {
+      char bn[32];
+      snprintf(bn, sizeof bn, "b%d", (int)nb);
+      writes[i] = fp_graph_add_buffer(g, bn, 1 + tu_below(r, 1000), false,
+                                      false, NULL);
+      ck_assert_int_ge(writes[i], 0);
+    }
+    s.writes = writes;
+    fp_error err;
+    ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
+  }
+  for (int32_t b = 0; b < nb; b++)
+    if (tu_below(r, 6) == 0)
+      ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
+  if (tu_below(r, 4) == 0)
+    fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
+                           NULL);
+  if (tu_below(r, 3) == 0)
+    fp_graph_set_max_fusion_size(g, 1 + (int32_t)tu_below(r, 3), NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  ck_assert_int_le(nb, MAXB);
+  return g;
+}
+
+/* A random plan: mostly dependency-respecting steps with random fusion,
+ * sometimes broken (swapped groups, a dropped or repeated node). */
+static fp_plan *random_plan(const fp_graph *g, tu_rng *r) {
+  int32_t n = fp_graph_node_count(g), step[MAXN];
+  for (int32_t v = 0; v < n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    int32_t base = 0;
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+      if (w >= 0 && step[w] > base)
+        base = step[w];
+    }
+    step[v] = base + (int32_t)tu_below(r, 3);
+  }
+  if (tu_below(r, 8) == 0) { /* swap two nodes' steps */
+    int32_t a = (int32_t)tu_below(r, (uint32_t)n),
+            b = (int32_t)tu_below(r, (uint32_t)n), t = step[a];
+    step[a] = step[b];
+    step[b] = t;
+  }
+  fp_plan *p = fp_plan_create();
+  int32_t drop = tu_below(r, 12) == 0 ? (int32_t)tu_below(r, (uint32_t)n) : -1;
+  int32_t twice = tu_below(r, 12) == 0 ? (int32_t)tu_below(r, (uint32_t)n) : -1;
+  for (int32_t t = 0; t <= 3 * MAXN; t++) {
+    int32_t grp[2 * MAXN], len = 0;
+    for (int32_t v = n - 1; v >= 0; v--) /* reverse: order inside a group is
+                                            irrelevant */
+      if (step[v] == t && v != drop)
+        grp[len++] = v;
+    if (twice >= 0 && step[twice] == t)
+      grp[len++] = twice;
+    if (len)
+      ck_assert_int_eq(fp_plan_add_group(p, grp, len, NULL), FP_OK);
+  }
+  return p;
+}
+
+/* DESIGN.md section 1, rule 2, written out again independently. */
+static bool naive_compatible(const fp_graph *g, int32_t u, int32_t v) {
+  const fp_node *a = fp_graph_node(g, u), *b = fp_graph_node(g, v);
+  if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
+    return false;
+  for (int32_t i = 0; i < fp_graph_unfusible_count(g); i++) {
+    int32_t x, y;
+    fp_graph_unfusible_pair(g, i, &x, &y);
+    if ((x == u && y == v) || (x == v && y == u))
+      return false;
+  }
+  if (a->numel == b->numel && a->rnumel == b->rnumel)
+    return true;
+  for (int k = 0; k < 2; k++, a = fp_graph_node(g, v), b = fp_graph_node(g, u))
+    if (a->kind == FP_KIND_POINTWISE &&
+        (a->numel == b->numel * b->rnumel || a->numel == b->numel))
+      return true;
+  return false;
+}
+
+static bool naive_legal(const fp_graph *g, const fp_plan *p, int32_t *step) {
+  int32_t n = fp_graph_node_count(g), seen[MAXN] = {0};
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    if (len == 0 || len > fp_graph_max_fusion_size(g))
+      return false;
+    for (int32_t i = 0; i < len; i++) {
+      seen[grp[i]]++;
+      step[grp[i]] = t;
+      for (int32_t j = 0; j < len; j++)
+        if (i != j && (grp[i] == grp[j] || !naive_compatible(g, grp[i], grp[j])))
+          return false;
+    }
+  }
+  for (int32_t v = 0; v < n; v++)
+    if (seen[v] != 1)
+      return false;
+  for (int32_t v = 0; v < n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+      if (w >= 0 && step[w] > step[v])
+        return false;
+    }
+  }
+  return true;
+}
+
+/* live(t) straight from the definition, buffer by buffer. */
+static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
+                           int32_t t) {
+  uint64_t live = 0;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    int32_t last = -1;
+    bool outside = false;
+    for (int32_t i = 0; i < buf->n_readers; i++) {
+      int32_t s = step[buf->readers[i]];
+      last = s > last ? s : last;
+      outside |= buf->writer < 0 || s != step[buf->writer];
+    }
+    if (buf->input) {
+      if (!buf->freeable || buf->output || (buf->n_readers && last >= t))
+        live += buf->bytes;
+      continue;
+    }
+    if (buf->writer < 0 || !(buf->output || !buf->n_readers || outside))
+      continue;
+    int32_t end = buf->output ? T - 1 : buf->n_readers ? last : step[buf->writer];
+    if (step[buf->writer] <= t && t <= end)
+      live += buf->bytes;
+  }
+  return live;
+}
+
+/* Traffic of step t straight from the definition. */
+static uint64_t naive_traffic(const fp_graph *g, const fp_plan *p,
+                              const int32_t *step, int32_t t) {
+  uint64_t sum = 0;
+  int32_t len;
+  const int32_t *grp = fp_plan_group(p, t, &len);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    uint64_t mx = 0;
+    bool read = false;
+    for (int32_t i = 0; i < len; i++) {
+      const fp_node *nd = fp_graph_node(g, grp[i]);
+      for (int32_t k = 0; k < nd->n_reads; k++)
+        if (nd->reads[k].buffer == b) {
+          read = true;
+          mx = nd->reads[k].bytes > mx ? nd->reads[k].bytes : mx;
+        }
+    }
+    if (read && !(buf->writer >= 0 && step[buf->writer] == t))
+      sum += mx;
+    if (buf->writer >= 0 && step[buf->writer] == t) {
+      bool outside = buf->output || buf->n_readers == 0;
+      for (int32_t i = 0; i < buf->n_readers; i++)
+        outside |= step[buf->readers[i]] != t;
+      sum += outside ? buf->bytes : 0;
+    }
+  }
+  return sum;
+}
+
+START_TEST(matches_naive_evaluator) {
+  tu_rng r = {(uint64_t)_i * 7919u + 1};
+  fp_graph *g = random_graph(&r);
+  for (int rep = 0; rep < 20; rep++) {
+    fp_plan *p = random_plan(g, &r);
+    int32_t step[MAXN], T = fp_plan_group_count(p);
+    bool legal = naive_legal(g, p, step);
+    fp_step tl[3 * MAXN + 2];
+    fp_metrics m;
+    fp_error err;
+    fp_status st = fp_plan_eval(g, p, &m, tl, &err);
+    ck_assert_msg(legal == (st == FP_OK), "seed %d rep %d: naive %d, eval %s",
+                  _i, rep, legal, st == FP_OK ? "ok" : err.msg);
+    if (legal) {
+      uint64_t peak = fp_graph_resident_bytes(g), traffic = 0;
+      for (int32_t t = 0; t < T; t++) {
+        uint64_t live = naive_live(g, step, T, t);
+        ck_assert_uint_eq(tl[t].live_bytes, live);
+        ck_assert_uint_eq(tl[t].read_bytes + tl[t].write_bytes,
+                          naive_traffic(g, p, step, t));
+        peak = t == 0 || live > peak ? live : peak;
+        traffic += naive_traffic(g, p, step, t);
+      }
+      ck_assert_uint_eq(m.peak_bytes, peak);
+      ck_assert_uint_eq(m.traffic_bytes, traffic);
+      ck_assert_int_eq(m.kernels, T);
+    }
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(bounds_below_every_plan) {
+  tu_rng r = {(uint64_t)_i * 104729u + 3};
+  fp_graph *g = random_graph(&r);
+  fp_bounds lb;
+  ck_assert_int_eq(fp_graph_bounds(g, &lb, NULL), FP_OK);
+  int legal = 0;
+  for (int rep = 0; rep < 200; rep++) {
+    fp_plan *p = rep ? random_plan(g, &r) : fp_plan_create();
+    if (!rep)
+      fp_plan_make_eager(p, g, NULL);
+    fp_metrics m;
+    if (fp_plan_eval(g, p, &m, NULL, NULL) == FP_OK) {
+      legal++;
+      ck_assert_uint_le(lb.traffic_bytes, m.traffic_bytes);
+      ck_assert_uint_le(lb.peak_bytes, m.peak_bytes);
+    }
+    fp_plan_destroy(p);
+  }
+  ck_assert_int_ge(legal, 1); /* at least eager */
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *eval_suite(void) {
+  Suite *s = suite_create("model/eval");
+  TCase *tc = tcase_create("hand");
+  tcase_add_test(tc, vertical_fusion);
+  tcase_add_test(tc, horizontal_fusion_and_partial_reads);
+  tcase_add_test(tc, lifetimes);
+  tcase_add_test(tc, order_of_frees);
+  tcase_add_test(tc, reduction_fusion);
+  tcase_add_test(tc, empty_graph);
+  tcase_add_test(tc, legality_rules);
+  tcase_add_test(tc, out_of_range_index);
+  suite_add_tcase(s, tc);
+  TCase *prop = tcase_create("property");
+  tcase_set_timeout(prop, 120);
+  tcase_add_loop_test(prop, matches_naive_evaluator, 0, 400);
+  tcase_add_loop_test(prop, bounds_below_every_plan, 0, 100);
+  suite_add_tcase(s, prop);
+  return s;
+}
+
+int main(void) { return tu_run(eval_suite()); }

@@ -1,0 +1,41 @@
+/*
+ * testutil.h -- helpers shared by the Check suites: graphs from inline JSON,
+ * plans from a compact text form, and a runner.
+ */
+#ifndef FP_TESTUTIL_H
+#define FP_TESTUTIL_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "model/eval.h"
+#include "model/graph.h"
+#include "model/plan.h"
+
+/* Parses a graph document (fails the test with the loader's message on
+ * error).  Single quotes in `json` are turned into double quotes so that
+ * tests can write JSON without escaping. */
+fp_graph *tu_graph(const char *json);
+
+/* Like tu_graph but returns the status and fills err; *out may be NULL. */
+fp_status tu_graph_try(const char *json, fp_graph **out, fp_error *err);
+
+/* Builds a plan from "a b | c | d e" (groups separated by '|', node names
+ * by spaces).  Fails the test on an unknown name. */
+fp_plan *tu_plan(const fp_graph *g, const char *text);
+
+/* Evaluates a plan that must be legal (fails the test otherwise). */
+fp_metrics tu_eval(const fp_graph *g, const fp_plan *p);
+
+/* Runs one suite; returns the process exit status (0 = all passed). */
+int tu_run(Suite *s);
+
+/* A small deterministic PRNG for property tests. */
+typedef struct tu_rng {
+  uint64_t s;
+} tu_rng;
+uint64_t tu_next(tu_rng *r);
+/* Uniform in [0, n). */
+uint32_t tu_below(tu_rng *r, uint32_t n);
+
+#endif /* FP_TESTUTIL_H */
