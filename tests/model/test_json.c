@@ -1,0 +1,306 @@
+/*
+ * test_json.c -- the file formats: round trips, exact byte counts, gzip,
+ * unknown fields, plan files with metrics and solver records, atomic
+ * writes, and the loader's messages for a few representative errors (the
+ * full bad-input corpus is exercised through the CLI).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/io.h"
+#include "model/json.h"
+#include "tests/testutil.h"
+
+static const char graph_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'g \\'q\\' \\\\ 1',"
+    " 'max_fusion_size': 5, 'future_field': {'x': [1, 2]},"
+    " 'buffers': [{'name': 'w', 'bytes': 9007199254740991, 'input': true},"
+    "  {'name': 'x', 'bytes': 1024, 'input': true, 'freeable': true},"
+    "  {'name': 'y', 'bytes': 1024}, {'name': 'z', 'bytes': 8}],"
+    " 'nodes': ["
+    "  {'name': 'n0', 'kind': 'pointwise', 'iter': [256, 1],"
+    "   'reads': ['x', {'buffer': 'w', 'bytes': 4503599627370497}],"
+    "   'writes': ['y'], 'note': 'ignored'},"
+    "  {'name': 'n1', 'kind': 'reduction', 'iter': [2, 128], 'reads': ['y'],"
+    "   'writes': ['z'], 'op': {'fn': 'sum', 'alpha': 0.125,"
+    "   'index': ['row']}},"
+    "  {'name': 'n2', 'kind': 'extern', 'reads': ['z'], 'writes': []}],"
+    " 'outputs': ['z'], 'unfusible': [['n1', 'n0'], ['n0', 'n1']],"
+    " 'meta': {'source': 'unit test', 'inductor_peak_bytes': 123}}";
+
+/* The graph above, minus n2 (nodes must write something). */
+static fp_graph *load_sample(void) {
+  char *s = strdup(graph_json);
+  char *cut = strstr(s, ",  {'name': 'n2'");
+  ck_assert_ptr_nonnull(cut);
+  char *end = strstr(cut, "}]");
+  memmove(cut, end + 1, strlen(end + 1) + 1);
+  fp_graph *g = tu_graph(s);
+  free(s);
+  return g;
+}
+
+START_TEST(round_trip_exact) {
+  fp_graph *g = load_sample();
+  ck_assert_str_eq(fp_graph_name(g), "g \"q\" \\ 1");
+  ck_assert_int_eq(fp_graph_max_fusion_size(g), 5);
+  ck_assert_str_eq(fp_graph_source(g), "unit test");
+  ck_assert_uint_eq(fp_graph_buffer(g, 0)->bytes, 9007199254740991ull);
+  ck_assert_uint_eq(fp_graph_node(g, 0)->reads[1].bytes, 4503599627370497ull);
+  ck_assert_int_eq(fp_graph_node(g, 1)->reads[0].index, FP_INDEX_ROW);
+  ck_assert_int_eq(fp_graph_node(g, 1)->op.fn, FP_OP_SUM);
+  ck_assert(fp_graph_node(g, 1)->op.alpha == 0.125);
+  ck_assert_int_eq(fp_graph_node(g, 0)->op.fn, FP_OP_NONE);
+  ck_assert_int_eq(fp_graph_unfusible_count(g), 1); /* duplicates merged */
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "9007199254740991"));
+  ck_assert_ptr_nonnull(strstr(a, "4503599627370497"));
+  ck_assert_ptr_nonnull(strstr(a, "\"inductor_peak_bytes\":123"));
+  fp_graph *g2 = NULL;
+  fp_error err;
+  ck_assert_msg(fp_graph_load_buffer(a, strlen(a), "a", &g2, &err) == FP_OK,
+                "%s", err.msg);
+  char *b = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, b);
+  char *c = fp_graph_to_json(g2, 0, NULL); /* compact form loads too */
+  fp_graph *g3 = NULL;
+  ck_assert_int_eq(fp_graph_load_buffer(c, strlen(c), "c", &g3, NULL), FP_OK);
+  char *d = fp_graph_to_json(g3, 1, NULL);
+  ck_assert_str_eq(a, d);
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  fp_graph_destroy(g);
+  fp_graph_destroy(g2);
+  fp_graph_destroy(g3);
+}
+END_TEST
+
+static void expect_load_error(const char *json, const char *fragment) {
+  fp_graph *g = NULL;
+  fp_error err;
+  fp_error_clear(&err);
+  fp_status st = tu_graph_try(json, &g, &err);
+  ck_assert_int_eq(st, FP_EINPUT);
+  ck_assert_ptr_null(g);
+  ck_assert_msg(strncmp(err.msg, "test.json: ", 11) == 0,
+                "no file name: %s", err.msg);
+  ck_assert_msg(strstr(err.msg, fragment) != NULL, "'%s' lacks '%s'",
+                err.msg, fragment);
+  ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+
+START_TEST(load_errors) {
+  expect_load_error(graph_json, "node 'n2': writes: empty");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers': [],"
+                    " 'nodes': [",
+                    "malformed JSON at line 1");
+  expect_load_error("{'format': 'fuseplan.plan', 'version': 1}",
+                    "format: expected \"fuseplan.graph\"");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 2}",
+                    "version: 2 is not supported");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1.5}",
+                    "version: missing or not an integer");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'nodes': []}",
+                    "buffers: missing or not an array");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 1.5}], 'nodes': []}",
+                    "buffer 'a': bytes: must be an integer");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 9007199254740992}], 'nodes': []}",
+                    "buffer 'a': bytes");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': -1}], 'nodes': []}",
+                    "buffer 'a': bytes");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 4, 'input': true}], 'nodes':"
+                    " [{'name': 'n', 'kind': 'pointwise', 'iter': [1, 1],"
+                    " 'reads': ['b'], 'writes': ['a']}]}",
+                    "node 'n': reads[0]: unknown buffer 'b'");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 4}], 'nodes':"
+                    " [{'name': 'n', 'kind': 'pointwise', 'iter': [1, 1],"
+                    " 'writes': ['a']}], 'outputs': ['q']}",
+                    "outputs[0]: unknown buffer 'q'");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 4}], 'nodes':"
+                    " [{'name': 'n', 'kind': 'fancy', 'writes': ['a']}]}",
+                    "node 'n': kind: unknown");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 4}], 'nodes':"
+                    " [{'name': 'n', 'kind': 'reduction', 'writes': ['a']}]}",
+                    "node 'n': iter: missing");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+                    " [{'name': 'a', 'bytes': 4}], 'nodes':"
+                    " [{'name': 'n', 'kind': 'pointwise', 'iter': [1, 1],"
+                    " 'writes': ['a'], 'op': {'fn': 'fill', 'index': ['x']}}]}",
+                    "op.index: expected one entry per read");
+}
+END_TEST
+
+START_TEST(deep_nesting_rejected) {
+  /* cJSON's compiled-in nesting limit is 1000 levels. */
+  size_t depth = 1500;
+  char *s = malloc(2 * depth + 1);
+  memset(s, '[', depth);
+  memset(s + depth, ']', depth);
+  s[2 * depth] = '\0';
+  fp_graph *g = NULL;
+  fp_error err;
+  ck_assert_int_eq(fp_graph_load_buffer(s, 2 * depth, "deep", &g, &err),
+                   FP_EINPUT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "deep: malformed JSON"));
+  free(s);
+}
+END_TEST
+
+START_TEST(plan_round_trip) {
+  fp_graph *g = load_sample();
+  fp_plan *p = tu_plan(g, "n0 | n1");
+  fp_metrics m = tu_eval(g, p);
+  fp_solver_info *si = fp_plan_solver(p);
+  strcpy(si->method, "ilp");
+  strcpy(si->status, "optimal");
+  si->objective = 12345;
+  si->bound = 12000.5;
+  si->gap = 0.1;
+  si->nodes = 42;
+  char *a = fp_plan_to_json(p, g, &m, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"traffic_bytes\": "));
+  fp_plan *q = NULL;
+  fp_error err;
+  ck_assert_msg(fp_plan_load_buffer(a, strlen(a), "p", g, &q, &err) == FP_OK,
+                "%s", err.msg);
+  ck_assert_int_eq(fp_plan_group_count(q), 2);
+  const fp_solver_info *qi = fp_plan_solver_const(q);
+  ck_assert_str_eq(qi->method, "ilp");
+  ck_assert_str_eq(qi->status, "optimal");
+  ck_assert(qi->objective == 12345 && qi->bound == 12000.5 && qi->gap == 0.1);
+  ck_assert_int_eq(qi->nodes, 42);
+  ck_assert_int_eq(qi->rows, -1);
+  char *b = fp_plan_to_json(q, g, &m, 1, NULL);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  fp_plan_destroy(p);
+  fp_plan_destroy(q);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static void expect_plan_error(const fp_graph *g, const char *json,
+                              const char *fragment) {
+  char *s = strdup(json);
+  for (char *c = s; *c; c++)
+    *c = *c == '\'' ? '"' : *c;
+  fp_plan *p = NULL;
+  fp_error err;
+  ck_assert_int_eq(fp_plan_load_buffer(s, strlen(s), "p.json", g, &p, &err),
+                   FP_EINPUT);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(err.msg, fragment) && strstr(err.msg, "p.json: "),
+                "'%s' lacks '%s'", err.msg, fragment);
+  free(s);
+}
+
+START_TEST(plan_errors) {
+  fp_graph *g = load_sample();
+  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                       " [['n0'], ['nX']]}",
+                    "groups[1][0]: unknown node 'nX'");
+  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'graph':"
+                       " 'other', 'groups': []}",
+                    "plan is for graph 'other'");
+  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                       " ['n0']}",
+                    "groups[0]: expected an array");
+  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1}",
+                    "groups: missing");
+  /* illegal but well-formed plans load: legality is fp_plan_check's job */
+  const char *dup = "{\"format\": \"fuseplan.plan\", \"version\": 1, "
+                    "\"groups\": [[\"n0\", \"n0\"], []]}";
+  fp_plan *p = NULL;
+  ck_assert_int_eq(fp_plan_load_buffer(dup, strlen(dup), "d", g, &p, NULL),
+                   FP_OK);
+  ck_assert_int_eq(fp_plan_group_count(p), 2);
+  ck_assert_int_eq(fp_plan_check(g, p, 0, NULL), FP_EILLEGAL);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Counts directory entries whose name starts with `prefix`. */
+static int count_entries(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  closedir(d);
+  return n;
+}
+
+START_TEST(files_gzip_and_atomic) {
+  char dir[] = "/tmp/fp_test_json_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char plain[256], gz[256];
+  snprintf(plain, sizeof plain, "%s/g.json", dir);
+  snprintf(gz, sizeof gz, "%s/g.json.gz", dir);
+  fp_graph *g = load_sample(), *a = NULL, *b = NULL;
+  fp_error err;
+  ck_assert_int_eq(fp_graph_save_file(g, plain, &err), FP_OK);
+  ck_assert_int_eq(fp_graph_save_file(g, gz, &err), FP_OK);
+  FILE *f = fopen(gz, "rb");
+  unsigned char magic[2] = {0};
+  ck_assert_int_eq(fread(magic, 1, 2, f), 2);
+  fclose(f);
+  ck_assert(magic[0] == 0x1f && magic[1] == 0x8b);
+  ck_assert_int_eq(fp_graph_load_file(plain, &a, &err), FP_OK);
+  ck_assert_int_eq(fp_graph_load_file(gz, &b, &err), FP_OK);
+  char *ja = fp_graph_to_json(a, 1, NULL), *jb = fp_graph_to_json(b, 1, NULL);
+  ck_assert_str_eq(ja, jb);
+  ck_assert_int_eq(count_entries(dir, "g.json"), 2); /* no temp files */
+  /* corrupt gzip: an input error naming the file */
+  f = fopen(gz, "r+b");
+  fseek(f, 20, SEEK_SET);
+  fputs("garbage-garbage-garbage", f);
+  fclose(f);
+  fp_graph *c = NULL;
+  ck_assert_int_ne(fp_graph_load_file(gz, &c, &err), FP_OK);
+  ck_assert_ptr_nonnull(strstr(err.msg, gz));
+  /* missing file, unwritable target */
+  ck_assert_int_eq(fp_graph_load_file("/nonexistent/g.json", &c, &err),
+                   FP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/g.json: cannot open"));
+  ck_assert_int_eq(fp_graph_save_file(g, "/nonexistent/dir/g.json", &err),
+                   FP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/dir/g.json"));
+  free(ja);
+  free(jb);
+  unlink(plain);
+  unlink(gz);
+  rmdir(dir);
+  fp_graph_destroy(g);
+  fp_graph_destroy(a);
+  fp_graph_destroy(b);
+}
+END_TEST
+
+static Suite *json_suite(void) {
+  Suite *s = suite_create("model/json");
+  TCase *tc = tcase_create("formats");
+  tcase_add_test(tc, round_trip_exact);
+  tcase_add_test(tc, load_errors);
+  tcase_add_test(tc, deep_nesting_rejected);
+  tcase_add_test(tc, plan_round_trip);
+  tcase_add_test(tc, plan_errors);
+  tcase_add_test(tc, files_gzip_and_atomic);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tu_run(json_suite()); }
