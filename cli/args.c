@@ -67,7 +67,8 @@ int cli_parse(cli_args *a, int argc, char **argv) {
     const char *w = argv[i];
     if (!only_pos && strcmp(w, "--") == 0) {
       only_pos = true;
-    } else if (!only_pos && (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)) {
+    } else if (!only_pos &&
+               (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)) {
       a->help = true;
     } else if (!only_pos && w[0] == '-' && w[1] != '\0') {
       if (parse_option(a, argc, argv, &i) != 0)
@@ -106,9 +107,9 @@ int cli_parse_bytes(const char *s, uint64_t *out) {
   static const struct {
     const char *suffix;
     unsigned shift;
-  } units[] = {{"", 0},   {"B", 0},    {"K", 10},  {"KB", 10}, {"KiB", 10},
-               {"M", 20}, {"MB", 20},  {"MiB", 20}, {"G", 30}, {"GB", 30},
-               {"GiB", 30}, {"T", 40}, {"TB", 40}, {"TiB", 40}};
+  } units[] = {{"", 0},     {"B", 0},   {"K", 10},   {"KB", 10}, {"KiB", 10},
+               {"M", 20},   {"MB", 20}, {"MiB", 20}, {"G", 30},  {"GB", 30},
+               {"GiB", 30}, {"T", 40},  {"TB", 40},  {"TiB", 40}};
   if (!s || *s < '0' || *s > '9')
     return -1;
   errno = 0;

@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 typedef struct cli_opt {
-  const char *name;  /* long name without dashes, e.g. "time-limit" */
-  char short_name;   /* 0 = none */
+  const char *name; /* long name without dashes, e.g. "time-limit" */
+  char short_name;  /* 0 = none */
   bool takes_value;
   const char *value; /* set by parsing (flags get "1") */
 } cli_opt;

@@ -2,6 +2,7 @@
  * cmd_eval.c -- `fuseplan eval`, `verify` and `compare`: the evaluator's
  * figures for plan files, legality, and side-by-side tables.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,9 @@ static const char verify_help[] =
     "\n"
     "Exit 0 when PLAN is legal for GRAPH (every node exactly once, legal\n"
     "fusions, max_fusion_size, dependency order); exit 1 naming the first\n"
-    "violation otherwise.\n";
+    "violation otherwise.  When the plan file states \"metrics\"\n"
+    "(traffic_bytes, peak_bytes, kernels), they must equal the evaluator's\n"
+    "figures, to the byte.\n";
 
 static const char compare_help[] =
     "usage: fuseplan compare GRAPH PLAN... [--json]\n"
@@ -51,8 +54,8 @@ static double ratio(uint64_t a, uint64_t b) {
 }
 
 /* Writes the per-step timeline as CSV (node names quoted). */
-static int write_timeline(const char *path, const fp_graph *g,
-                          const fp_plan *p, const fp_step *tl) {
+static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
+                          const fp_step *tl) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -108,8 +111,8 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
          cli_bytes(m->read_bytes, b2, sizeof b2),
          cli_bytes(m->write_bytes, b3, sizeof b3),
          ratio(m->traffic_bytes, e->traffic_bytes));
-  printf("peak          %s; %.3fx eager", cli_bytes(m->peak_bytes, b1,
-                                                    sizeof b1),
+  printf("peak          %s; %.3fx eager",
+         cli_bytes(m->peak_bytes, b1, sizeof b1),
          ratio(m->peak_bytes, e->peak_bytes));
   if (m->peak_step >= 0) {
     int32_t len;
@@ -162,6 +165,34 @@ done:
   return rc;
 }
 
+/* Holds the "metrics" a plan file states to the evaluator's figures;
+ * prints the first disagreement and returns EXIT_PROBLEM, or 0. */
+static int check_claims(const fp_graph *g, const fp_plan *p, const char *path) {
+  const fp_plan_claims *c = fp_plan_claims_get(p);
+  fp_metrics m;
+  fp_error err;
+  if (fp_plan_eval(g, p, &m, NULL, &err) != FP_OK)
+    return cli_fail(&err);
+  const struct {
+    const char *key;
+    double claimed;
+    uint64_t actual;
+  } rows[] = {{"traffic_bytes", c->traffic_bytes, m.traffic_bytes},
+              {"peak_bytes", c->peak_bytes, m.peak_bytes},
+              {"kernels", c->kernels, (uint64_t)m.kernels}};
+  for (int i = 0; i < 3; i++)
+    /* Compared as the JSON reader sees numbers: exact below 2^53. */
+    if (!isnan(rows[i].claimed) && rows[i].claimed != (double)rows[i].actual) {
+      fprintf(stderr,
+              "fuseplan: %s: metrics.%s: the file says %.0f, the evaluator "
+              "computes %llu\n",
+              path, rows[i].key, rows[i].claimed,
+              (unsigned long long)rows[i].actual);
+      return EXIT_PROBLEM;
+    }
+  return 0;
+}
+
 int cmd_verify(int argc, char **argv) {
   cli_args a = {NULL, 0, {0}, 0, false, {0}};
   if (cli_parse(&a, argc, argv) != 0)
@@ -180,9 +211,9 @@ int cmd_verify(int argc, char **argv) {
   if (fp_plan_check(g, p, 0, &err) != FP_OK) {
     fp_error_prefix(&err, a.pos[1]);
     rc = cli_fail(&err);
-  } else {
-    printf("%s: legal plan for %s (%d kernels, %d nodes)\n", a.pos[1],
-           a.pos[0], (int)fp_plan_group_count(p), (int)fp_graph_node_count(g));
+  } else if ((rc = check_claims(g, p, a.pos[1])) == 0) {
+    printf("%s: legal plan for %s (%d kernels, %d nodes)\n", a.pos[1], a.pos[0],
+           (int)fp_plan_group_count(p), (int)fp_graph_node_count(g));
   }
 done:
   fp_plan_destroy(p);
@@ -218,7 +249,8 @@ static void compare_row(const char *label, const char *method,
   printf("%-28.28s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label, method,
          (int)m->kernels, (unsigned long long)m->traffic_bytes,
          ratio(m->traffic_bytes, e->traffic_bytes),
-         (unsigned long long)m->peak_bytes, ratio(m->peak_bytes, e->peak_bytes));
+         (unsigned long long)m->peak_bytes,
+         ratio(m->peak_bytes, e->peak_bytes));
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -254,8 +286,8 @@ int cmd_compare(int argc, char **argv) {
     if (!ok && err.code != FP_EILLEGAL)
       rc = cli_fail(&err);
     illegal += !ok;
-    compare_row(a.pos[i], method[0] ? method : "?", ok ? &m : NULL, &e,
-                err.msg, json, false);
+    compare_row(a.pos[i], method[0] ? method : "?", ok ? &m : NULL, &e, err.msg,
+                json, false);
     fp_plan_destroy(p);
   }
   if (json)

@@ -93,8 +93,9 @@ static int make_plan(const fp_graph *g, fp_plan *p, fp_metrics *m) {
 static void print_summary(const fp_graph *g, const fp_metrics *m,
                           uint64_t limit, const char *out) {
   char b1[64], b2[64];
-  fprintf(stderr, "%s: %d nodes -> %d kernels, traffic %s, peak %s (limit "
-                  "%s)%s%s\n",
+  fprintf(stderr,
+          "%s: %d nodes -> %d kernels, traffic %s, peak %s (limit "
+          "%s)%s%s\n",
           fp_graph_name(g), (int)fp_graph_node_count(g), (int)m->kernels,
           cli_bytes(m->traffic_bytes, b1, sizeof b1),
           cli_bytes(m->peak_bytes, b2, sizeof b2),
@@ -103,7 +104,7 @@ static void print_summary(const fp_graph *g, const fp_metrics *m,
 }
 
 int cmd_solve(int argc, char **argv) {
-  cli_opt opts[] = {{"method", 0, true, NULL},    {"order", 0, true, NULL},
+  cli_opt opts[] = {{"method", 0, true, NULL},     {"order", 0, true, NULL},
                     {"peak-limit", 0, true, NULL}, {"output", 'o', true, NULL},
                     {"json", 0, false, NULL},      {"quiet", 'q', false, NULL}};
   cli_args a = {opts, 6, {0}, 0, false, {0}};
@@ -137,7 +138,8 @@ int cmd_solve(int argc, char **argv) {
     fprintf(stderr,
             "fuseplan: infeasible: peak limit %s is below the peak of the "
             "best plan found, %s (no plan can go below %s)\n",
-            cli_bytes(limit, b1, sizeof b1), cli_bytes(m.peak_bytes, b2, sizeof b2),
+            cli_bytes(limit, b1, sizeof b1),
+            cli_bytes(m.peak_bytes, b2, sizeof b2),
             cli_bytes(lb.peak_bytes, b3, sizeof b3));
     rc = EXIT_PROBLEM;
     goto done;

@@ -121,7 +121,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"solve", cmd_solve},   {"eval", cmd_eval}, {"verify", cmd_verify},
+    {"solve", cmd_solve},     {"eval", cmd_eval}, {"verify", cmd_verify},
     {"compare", cmd_compare}, {"info", cmd_info}, {"gen", cmd_gen},
 };
 

@@ -45,7 +45,8 @@ static fp_status assign_steps(const fp_graph *g, const fp_plan *p, int32_t k,
   }
   for (int32_t v = 0; v < n; v++)
     if (step[v] < 0)
-      return fp_error_set(err, FP_EILLEGAL, "node '%s' is missing from the plan",
+      return fp_error_set(err, FP_EILLEGAL,
+                          "node '%s' is missing from the plan",
                           fp_graph_node(g, v)->name);
   return FP_OK;
 }
@@ -56,8 +57,8 @@ static fp_status fusion_error(const fp_graph *g, int32_t t, int32_t u,
   const fp_node *a = fp_graph_node(g, u), *b = fp_graph_node(g, v);
   if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
     return fp_error_set(err, FP_EILLEGAL,
-                        "group %d: extern node '%s' is fused with '%s'",
-                        (int)t, a->kind == FP_KIND_EXTERN ? a->name : b->name,
+                        "group %d: extern node '%s' is fused with '%s'", (int)t,
+                        a->kind == FP_KIND_EXTERN ? a->name : b->name,
                         a->kind == FP_KIND_EXTERN ? b->name : a->name);
   if (fp_graph_is_unfusible(g, u, v))
     return fp_error_set(err, FP_EILLEGAL,
@@ -132,12 +133,12 @@ fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
 
 /* Scratch arrays of one evaluation. */
 typedef struct eval_work {
-  int32_t *step;     /* per node */
-  int32_t *stamp;    /* per buffer: last group that read it */
-  uint64_t *cur;     /* per buffer: bytes counted for it in that group */
-  int64_t *delta;    /* per step + 1: live-memory difference array */
-  uint64_t *reads;   /* per step */
-  uint64_t *writes;  /* per step */
+  int32_t *step;    /* per node */
+  int32_t *stamp;   /* per buffer: last group that read it */
+  uint64_t *cur;    /* per buffer: bytes counted for it in that group */
+  int64_t *delta;   /* per step + 1: live-memory difference array */
+  uint64_t *reads;  /* per step */
+  uint64_t *writes; /* per step */
 } eval_work;
 
 static void work_free(eval_work *w) {

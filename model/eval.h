@@ -20,13 +20,13 @@
 
 /* The figures of a legal plan. */
 typedef struct fp_metrics {
-  uint64_t traffic_bytes; /* read_bytes + write_bytes */
-  uint64_t read_bytes;    /* bytes groups read from memory */
-  uint64_t write_bytes;   /* bytes of materialized buffers written */
-  uint64_t peak_bytes;    /* max over steps of live bytes */
-  int32_t peak_step;      /* first step where the peak is reached; -1: none */
-  int32_t kernels;        /* number of groups */
-  int32_t materialized;   /* number of materialized produced buffers */
+  uint64_t traffic_bytes;  /* read_bytes + write_bytes */
+  uint64_t read_bytes;     /* bytes groups read from memory */
+  uint64_t write_bytes;    /* bytes of materialized buffers written */
+  uint64_t peak_bytes;     /* max over steps of live bytes */
+  int32_t peak_step;       /* first step where the peak is reached; -1: none */
+  int32_t kernels;         /* number of groups */
+  int32_t materialized;    /* number of materialized produced buffers */
   uint64_t resident_bytes; /* inputs live throughout (in every step) */
 } fp_metrics;
 

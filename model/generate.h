@@ -13,10 +13,10 @@
 #include "model/graph.h"
 #include "model/status.h"
 
-#define FP_GEN_FAMILY_MAP(X)                                                  \
-  X(TRANSFORMER, "transformer")                                               \
-  X(CONVNET, "convnet")                                                       \
-  X(MLP, "mlp")                                                               \
+#define FP_GEN_FAMILY_MAP(X)                                                   \
+  X(TRANSFORMER, "transformer")                                                \
+  X(CONVNET, "convnet")                                                        \
+  X(MLP, "mlp")                                                                \
   X(RANDOM, "random")
 
 typedef enum fp_gen_family {

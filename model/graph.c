@@ -91,9 +91,8 @@ int fp_grow_array(void **arr, int32_t *cap, int64_t need, size_t elem) {
   return 0;
 }
 
-#define GROW(g, field, capf, need)                                            \
-  fp_grow_array((void **)&(g)->field, &(g)->capf, (need),                     \
-                sizeof(*(g)->field))
+#define GROW(g, field, capf, need)                                             \
+  fp_grow_array((void **)&(g)->field, &(g)->capf, (need), sizeof(*(g)->field))
 
 static char *dup_str(const char *s) {
   size_t n = strlen(s) + 1;
@@ -149,8 +148,8 @@ static fp_status check_building(const fp_graph *g, fp_error *err) {
 
 fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err) {
   if (k < 1)
-    return fp_error_set(err, FP_EINPUT,
-                        "max_fusion_size: must be >= 1, got %d", (int)k);
+    return fp_error_set(err, FP_EINPUT, "max_fusion_size: must be >= 1, got %d",
+                        (int)k);
   g->max_fusion_size = k;
   return FP_OK;
 }
@@ -167,7 +166,7 @@ fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
 /* Adds `bytes` to the graph's running total; FP_ELIMIT past the bound that
  * keeps every evaluator sum inside uint64_t. */
 static fp_status add_total(fp_graph *g, uint64_t bytes, const char *what,
-                          const char *name, fp_error *err) {
+                           const char *name, fp_error *err) {
   if (bytes >= FP_MAX_TOTAL_BYTES - g->total_bytes)
     return fp_error_set(err, FP_ELIMIT,
                         "%s '%s': total bytes of the graph exceed 2^62", what,
@@ -300,7 +299,8 @@ static fp_status check_op(const fp_graph *g, const fp_node_spec *s,
   if (!(d->kinds & (1 << s->kind)))
     return fp_error_set(err, FP_EINPUT, "node '%s': op: '%s' is not a %s op",
                         s->name, d->name, fp_kind_name(s->kind));
-  if (s->n_reads < d->min_reads || (d->max_reads >= 0 && s->n_reads > d->max_reads))
+  if (s->n_reads < d->min_reads ||
+      (d->max_reads >= 0 && s->n_reads > d->max_reads))
     return fp_error_set(err, FP_EINPUT,
                         "node '%s': op: '%s' cannot take %d reads", s->name,
                         d->name, (int)s->n_reads);
@@ -351,8 +351,9 @@ static fp_status check_reads(fp_graph *g, const fp_node_spec *s,
   for (int32_t i = 0; i < s->n_reads; i++) {
     int32_t b = s->reads[i].buffer;
     if (b < 0 || b >= g->n_buffers)
-      return fp_error_set(err, FP_EINPUT, "node '%s': reads[%d]: unknown buffer",
-                          s->name, (int)i);
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': reads[%d]: unknown buffer", s->name,
+                          (int)i);
     const fp_buffer *buf = &g->buffers[b];
     if (!buf->input && buf->writer < 0)
       return fp_error_set(err, FP_EINPUT,
@@ -387,9 +388,8 @@ static fp_status check_writes(fp_graph *g, const fp_node_spec *s,
                           (int)i);
     const fp_buffer *buf = &g->buffers[b];
     if (buf->input)
-      return fp_error_set(err, FP_EINPUT,
-                          "node '%s': writes input buffer '%s'", s->name,
-                          buf->name);
+      return fp_error_set(err, FP_EINPUT, "node '%s': writes input buffer '%s'",
+                          s->name, buf->name);
     if (buf->writer >= 0)
       return fp_error_set(err, FP_EINPUT,
                           "node '%s': writes buffer '%s', already written by "
@@ -493,8 +493,7 @@ fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
   if (u < 0 || v < 0 || u >= g->n_nodes || v >= g->n_nodes)
     return fp_error_set(err, FP_EINPUT, "unfusible: unknown node");
   if (u == v)
-    return fp_error_set(err, FP_EINPUT,
-                        "unfusible: pair names node '%s' twice",
+    return fp_error_set(err, FP_EINPUT, "unfusible: pair names node '%s' twice",
                         g->nodes[u].name);
   if (GROW(g, unfusible, cap_unfusible, (int64_t)g->n_unfusible + 1) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -575,8 +574,7 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
   if (st != FP_OK)
     return st;
   if (g->n_unfusible > 1) {
-    qsort(g->unfusible, (size_t)g->n_unfusible, sizeof *g->unfusible,
-          cmp_pair);
+    qsort(g->unfusible, (size_t)g->n_unfusible, sizeof *g->unfusible, cmp_pair);
     int32_t k = 1;
     for (int32_t i = 1; i < g->n_unfusible; i++)
       if (cmp_pair(&g->unfusible[i], &g->unfusible[k - 1]) != 0)
@@ -595,15 +593,27 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
 
 /* ---- reading ------------------------------------------------------------ */
 
-const char *fp_graph_name(const fp_graph *g) { return g->name; }
-const char *fp_graph_source(const fp_graph *g) { return g->source; }
-int32_t fp_graph_node_count(const fp_graph *g) { return g->n_nodes; }
-int32_t fp_graph_buffer_count(const fp_graph *g) { return g->n_buffers; }
-int32_t fp_graph_output_count(const fp_graph *g) { return g->n_outputs; }
+const char *fp_graph_name(const fp_graph *g) {
+  return g->name;
+}
+const char *fp_graph_source(const fp_graph *g) {
+  return g->source;
+}
+int32_t fp_graph_node_count(const fp_graph *g) {
+  return g->n_nodes;
+}
+int32_t fp_graph_buffer_count(const fp_graph *g) {
+  return g->n_buffers;
+}
+int32_t fp_graph_output_count(const fp_graph *g) {
+  return g->n_outputs;
+}
 int32_t fp_graph_max_fusion_size(const fp_graph *g) {
   return g->max_fusion_size;
 }
-bool fp_graph_is_finalized(const fp_graph *g) { return g->finalized; }
+bool fp_graph_is_finalized(const fp_graph *g) {
+  return g->finalized;
+}
 uint64_t fp_graph_resident_bytes(const fp_graph *g) {
   return g->resident_bytes;
 }
@@ -623,7 +633,9 @@ const fp_buffer *fp_graph_buffer(const fp_graph *g, int32_t b) {
   return &g->buffers[b];
 }
 
-int32_t fp_graph_unfusible_count(const fp_graph *g) { return g->n_unfusible; }
+int32_t fp_graph_unfusible_count(const fp_graph *g) {
+  return g->n_unfusible;
+}
 
 void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
                              int32_t *v) {

@@ -47,26 +47,26 @@ typedef enum fp_kind {
 #define FP_OP_P 1
 #define FP_OP_R 2
 #define FP_OP_E 4
-#define FP_OP_MAP(X)                                                          \
-  X(NONE, "none", 0, 0, 0)                                                    \
-  X(ADD, "add", FP_OP_P, 1, -1)                                               \
-  X(MUL, "mul", FP_OP_P, 1, -1)                                               \
-  X(SUB, "sub", FP_OP_P, 2, 2)                                                \
-  X(DIV, "div", FP_OP_P, 2, 2)                                                \
-  X(NEG, "neg", FP_OP_P, 1, 1)                                                \
-  X(SCALE, "scale", FP_OP_P, 1, 1)                                            \
-  X(COPY, "copy", FP_OP_P, 1, 1)                                              \
-  X(RELU, "relu", FP_OP_P, 1, 1)                                              \
-  X(RELU_GRAD, "relu_grad", FP_OP_P, 2, 2)                                    \
-  X(GELU, "gelu", FP_OP_P, 1, 1)                                              \
-  X(EXP, "exp", FP_OP_P, 1, 1)                                                \
-  X(TANH, "tanh", FP_OP_P, 1, 1)                                              \
-  X(RSQRT, "rsqrt", FP_OP_P, 1, 1)                                            \
-  X(FILL, "fill", FP_OP_P, 0, 0)                                              \
-  X(SUM, "sum", FP_OP_R, 1, -1)                                               \
-  X(MEAN, "mean", FP_OP_R, 1, 1)                                              \
-  X(MAX, "max", FP_OP_R, 1, 1)                                                \
-  X(SUMSQ, "sumsq", FP_OP_R, 1, 1)                                            \
+#define FP_OP_MAP(X)                                                           \
+  X(NONE, "none", 0, 0, 0)                                                     \
+  X(ADD, "add", FP_OP_P, 1, -1)                                                \
+  X(MUL, "mul", FP_OP_P, 1, -1)                                                \
+  X(SUB, "sub", FP_OP_P, 2, 2)                                                 \
+  X(DIV, "div", FP_OP_P, 2, 2)                                                 \
+  X(NEG, "neg", FP_OP_P, 1, 1)                                                 \
+  X(SCALE, "scale", FP_OP_P, 1, 1)                                             \
+  X(COPY, "copy", FP_OP_P, 1, 1)                                               \
+  X(RELU, "relu", FP_OP_P, 1, 1)                                               \
+  X(RELU_GRAD, "relu_grad", FP_OP_P, 2, 2)                                     \
+  X(GELU, "gelu", FP_OP_P, 1, 1)                                               \
+  X(EXP, "exp", FP_OP_P, 1, 1)                                                 \
+  X(TANH, "tanh", FP_OP_P, 1, 1)                                               \
+  X(RSQRT, "rsqrt", FP_OP_P, 1, 1)                                             \
+  X(FILL, "fill", FP_OP_P, 0, 0)                                               \
+  X(SUM, "sum", FP_OP_R, 1, -1)                                                \
+  X(MEAN, "mean", FP_OP_R, 1, 1)                                               \
+  X(MAX, "max", FP_OP_R, 1, 1)                                                 \
+  X(SUMSQ, "sumsq", FP_OP_R, 1, 1)                                             \
   X(MATMUL, "matmul", FP_OP_E, 2, 2)
 
 typedef enum fp_op_fn {
@@ -109,8 +109,8 @@ typedef struct fp_node {
   fp_kind kind;
   uint64_t numel, rnumel; /* both 0 for extern nodes without iter */
   int32_t n_reads, n_writes;
-  const fp_read *reads;   /* in listed order; may repeat a buffer */
-  const int32_t *writes;  /* distinct buffers */
+  const fp_read *reads;  /* in listed order; may repeat a buffer */
+  const int32_t *writes; /* distinct buffers */
   fp_op op;
 } fp_node;
 
@@ -119,8 +119,8 @@ typedef struct fp_buffer {
   const char *name;
   uint64_t bytes;
   bool input, freeable, output;
-  int32_t writer;         /* node index, -1 for inputs and unwritten */
-  int32_t n_readers;      /* distinct reader nodes, ascending */
+  int32_t writer;    /* node index, -1 for inputs and unwritten */
+  int32_t n_readers; /* distinct reader nodes, ascending */
   const int32_t *readers;
 } fp_buffer;
 
@@ -171,8 +171,7 @@ typedef struct fp_node_spec {
  * a read override larger than the buffer, a missing/zero iter on a
  * non-extern node, or an op that does not fit the node (docs/ops.md);
  * FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM. */
-int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec,
-                          fp_error *err);
+int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec, fp_error *err);
 
 /* Marks buffer `b` as a graph output (idempotent).  FP_EINPUT on a bad
  * index. */

@@ -3,7 +3,8 @@
  *
  * While building, node read/write lists live in the growing arrays
  * `reads` / `writes`, appended in node order; fp_graph_finalize() points
- * each fp_node at its slice once the arrays stop moving.  Readers of buffers are CSR (reader_off/readers).
+ * each fp_node at its slice once the arrays stop moving.  Readers of buffers
+ * are CSR (reader_off/readers).
  */
 #ifndef FP_GRAPH_INTERNAL_H
 #define FP_GRAPH_INTERNAL_H

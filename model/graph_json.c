@@ -60,8 +60,8 @@ static const char *item_name(loader *L, const cJSON *obj, const char *what,
   }
   const cJSON *nm = field(obj, "name");
   if (!cJSON_IsString(nm) || !nm->valuestring[0]) {
-    FAIL(L, "%s: %s[%d]: name: missing or not a non-empty string", L->src,
-         what, i);
+    FAIL(L, "%s: %s[%d]: name: missing or not a non-empty string", L->src, what,
+         i);
     return NULL;
   }
   return nm->valuestring;
@@ -76,8 +76,7 @@ static fp_status load_buffer(loader *L, const cJSON *obj, int i) {
   if (!by)
     return FAIL(L, "%s: buffer '%s': bytes: missing", L->src, name);
   if (!fp_json_u64(by, &bytes))
-    return FAIL(L,
-                "%s: buffer '%s': bytes: must be an integer in [0, 2^53)",
+    return FAIL(L, "%s: buffer '%s': bytes: must be an integer in [0, 2^53)",
                 L->src, name);
   bool input, freeable;
   if (opt_bool(L, obj, "input", "buffer", name, &input) != FP_OK ||
@@ -92,14 +91,14 @@ static fp_status load_buffer(loader *L, const cJSON *obj, int i) {
 static int32_t resolve_buffer(loader *L, const cJSON *it, const char *node,
                               const char *key, int i) {
   if (!cJSON_IsString(it)) {
-    FAIL(L, "%s: node '%s': %s[%d]: expected a buffer name", L->src, node,
-         key, i);
+    FAIL(L, "%s: node '%s': %s[%d]: expected a buffer name", L->src, node, key,
+         i);
     return -1;
   }
   int32_t b = fp_graph_find_buffer(L->g, it->valuestring);
   if (b < 0)
-    FAIL(L, "%s: node '%s': %s[%d]: unknown buffer '%.200s'", L->src, node,
-         key, i, it->valuestring);
+    FAIL(L, "%s: node '%s': %s[%d]: unknown buffer '%.200s'", L->src, node, key,
+         i, it->valuestring);
   return b;
 }
 
@@ -309,8 +308,8 @@ static fp_status load_unfusible(loader *L, const cJSON *root) {
   for (const cJSON *it = arr->child; it; it = it->next, i++) {
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
         !cJSON_IsString(it->child) || !cJSON_IsString(it->child->next))
-      return FAIL(L, "%s: unfusible[%d]: expected a pair of node names",
-                  L->src, i);
+      return FAIL(L, "%s: unfusible[%d]: expected a pair of node names", L->src,
+                  i);
     int32_t u = fp_graph_find_node(L->g, it->child->valuestring);
     int32_t v = fp_graph_find_node(L->g, it->child->next->valuestring);
     if (u < 0 || v < 0)
@@ -335,8 +334,7 @@ static fp_status load_header(loader *L, const cJSON *root) {
   const cJSON *k = field(root, "max_fusion_size");
   uint64_t kv;
   if (k && (!fp_json_u64(k, &kv) || kv < 1 || kv > INT32_MAX))
-    return FAIL(L, "%s: max_fusion_size: expected a positive integer",
-                L->src);
+    return FAIL(L, "%s: max_fusion_size: expected a positive integer", L->src);
   if (k)
     fp_graph_set_max_fusion_size(L->g, (int32_t)kv, NULL);
   const cJSON *meta = field(root, "meta");
@@ -359,9 +357,8 @@ static fp_status load_header(loader *L, const cJSON *root) {
   return FP_OK;
 }
 
-fp_status fp_graph_load_buffer(const char *data, size_t len,
-                               const char *source, fp_graph **out,
-                               fp_error *err) {
+fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
+                               fp_graph **out, fp_error *err) {
   loader L = {.src = source ? source : "<graph>", .err = err};
   fp_status st;
   *out = NULL;
@@ -455,8 +452,7 @@ static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
   fp_jbuf_puts(b, ", \"kind\": ");
   fp_jbuf_str(b, fp_kind_name(n->kind));
   if (n->numel)
-    fp_jbuf_printf(b, ", \"iter\": [%llu, %llu]",
-                   (unsigned long long)n->numel,
+    fp_jbuf_printf(b, ", \"iter\": [%llu, %llu]", (unsigned long long)n->numel,
                    (unsigned long long)n->rnumel);
   fp_jbuf_puts(b, ", \"reads\": [");
   for (int32_t i = 0; i < n->n_reads; i++) {
@@ -515,8 +511,7 @@ static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
 char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
-  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": 1,%s",
-                 nl);
+  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": 1,%s", nl);
   fp_jbuf_puts(&b, "\"name\": ");
   fp_jbuf_str(&b, fp_graph_name(g));
   fp_jbuf_printf(&b, ",%s\"max_fusion_size\": %d,%s\"buffers\": [", nl,

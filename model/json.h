@@ -21,9 +21,8 @@
 /* Parses a graph document held in memory (`len` bytes, need not be
  * NUL-terminated).  `source` names it in messages (a file name).  On success
  * *out is a finalized graph the caller destroys; on failure *out is NULL. */
-fp_status fp_graph_load_buffer(const char *data, size_t len,
-                               const char *source, fp_graph **out,
-                               fp_error *err);
+fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
+                               fp_graph **out, fp_error *err);
 
 /* Reads and parses a graph file (plain or gzip). */
 fp_status fp_graph_load_file(const char *path, fp_graph **out, fp_error *err);
@@ -42,8 +41,8 @@ fp_status fp_graph_save_file(const fp_graph *g, const char *path,
 fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
                               const fp_graph *g, fp_plan **out, fp_error *err);
 
-fp_status fp_plan_load_file(const char *path, const fp_graph *g,
-                            fp_plan **out, fp_error *err);
+fp_status fp_plan_load_file(const char *path, const fp_graph *g, fp_plan **out,
+                            fp_error *err);
 
 /* Serializes a plan; `metrics` (may be NULL) is written as "metrics". */
 char *fp_plan_to_json(const fp_plan *p, const fp_graph *g,

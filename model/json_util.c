@@ -37,8 +37,8 @@ cJSON *fp_json_parse(const char *data, size_t len, const char *source,
   cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
   if (root && end) {
     const char *p = end;
-    while (p < data + len && (*p == ' ' || *p == '\t' || *p == '\n' ||
-                              *p == '\r'))
+    while (p < data + len &&
+           (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
       p++;
     if (p < data + len) {
       cJSON_Delete(root);
@@ -47,8 +47,8 @@ cJSON *fp_json_parse(const char *data, size_t len, const char *source,
     }
   }
   if (!root) {
-    size_t off = end && end >= data && end <= data + len ? (size_t)(end - data)
-                                                         : len;
+    size_t off =
+        end && end >= data && end <= data + len ? (size_t)(end - data) : len;
     line_col(data, off, &line, &col);
     fp_error_set(err, FP_EINPUT, "%s: malformed JSON at line %d, column %d",
                  source, line, col);
@@ -74,9 +74,8 @@ fp_status fp_json_check_header(const cJSON *root, const char *source,
                         source);
   const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
   if (!cJSON_IsString(f))
-    return fp_error_set(err, FP_EINPUT,
-                        "%s: format: missing (expected \"%s\")", source,
-                        format);
+    return fp_error_set(err, FP_EINPUT, "%s: format: missing (expected \"%s\")",
+                        source, format);
   if (strcmp(f->valuestring, format) != 0)
     return fp_error_set(err, FP_EINPUT,
                         "%s: format: expected \"%s\", got \"%.64s\"", source,

@@ -19,7 +19,10 @@ struct fp_plan {
   int32_t n_nodes, cap_nodes;
   char *graph_name;
   fp_solver_info solver;
+  fp_plan_claims claims;
 };
+
+static const fp_plan_claims no_claims = {NAN, NAN, NAN};
 
 void fp_solver_info_init(fp_solver_info *info) {
   memset(info, 0, sizeof *info);
@@ -37,11 +40,12 @@ fp_plan *fp_plan_create(void) {
   if (!p)
     return NULL;
   p->graph_name = calloc(1, 1);
-  if (!p->graph_name || fp_grow_array((void **)&p->group_off, &p->cap_groups,
-                                      1, sizeof *p->group_off) != 0)
+  if (!p->graph_name || fp_grow_array((void **)&p->group_off, &p->cap_groups, 1,
+                                      sizeof *p->group_off) != 0)
     goto fail;
   p->group_off[0] = 0;
   fp_solver_info_init(&p->solver);
+  p->claims = no_claims;
   return p;
 fail:
   fp_plan_destroy(p);
@@ -116,18 +120,25 @@ fp_status fp_plan_copy(fp_plan *dst, const fp_plan *src, fp_error *err) {
   dst->n_groups = src->n_groups;
   dst->n_nodes = src->n_nodes;
   dst->solver = src->solver;
+  dst->claims = src->claims;
   return FP_OK;
 }
 
-int32_t fp_plan_group_count(const fp_plan *p) { return p->n_groups; }
-int32_t fp_plan_entry_count(const fp_plan *p) { return p->n_nodes; }
+int32_t fp_plan_group_count(const fp_plan *p) {
+  return p->n_groups;
+}
+int32_t fp_plan_entry_count(const fp_plan *p) {
+  return p->n_nodes;
+}
 
 const int32_t *fp_plan_group(const fp_plan *p, int32_t i, int32_t *n) {
   *n = p->group_off[i + 1] - p->group_off[i];
   return p->nodes + p->group_off[i];
 }
 
-const char *fp_plan_graph_name(const fp_plan *p) { return p->graph_name; }
+const char *fp_plan_graph_name(const fp_plan *p) {
+  return p->graph_name;
+}
 
 fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err) {
   size_t n = strlen(name ? name : "") + 1;
@@ -140,7 +151,17 @@ fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err) {
   return FP_OK;
 }
 
-fp_solver_info *fp_plan_solver(fp_plan *p) { return &p->solver; }
+const fp_plan_claims *fp_plan_claims_get(const fp_plan *p) {
+  return &p->claims;
+}
+
+void fp_plan_claims_set(fp_plan *p, const fp_plan_claims *c) {
+  p->claims = c ? *c : no_claims;
+}
+
+fp_solver_info *fp_plan_solver(fp_plan *p) {
+  return &p->solver;
+}
 const fp_solver_info *fp_plan_solver_const(const fp_plan *p) {
   return &p->solver;
 }
@@ -160,6 +181,7 @@ fp_status fp_plan_make_eager(fp_plan *p, const fp_graph *g, fp_error *err) {
   }
   p->n_groups = n;
   p->n_nodes = n;
+  p->claims = no_claims;
   fp_solver_info_init(&p->solver);
   strcpy(p->solver.method, "eager");
   strcpy(p->solver.status, "heuristic");

@@ -31,6 +31,14 @@ typedef struct fp_solver_info {
   int64_t rows, cols;
 } fp_solver_info;
 
+/* What a plan file states about itself in "metrics", so that `verify`
+ * can hold outside tools to the evaluator's figures.  NaN = absent.
+ * Doubles, because that is what JSON numbers are once parsed: exact below
+ * 2^53; above it a sum can only be compared after the same rounding. */
+typedef struct fp_plan_claims {
+  double traffic_bytes, peak_bytes, kernels;
+} fp_plan_claims;
+
 /* Fills `info` with "unset" values. */
 void fp_solver_info_init(fp_solver_info *info);
 
@@ -70,6 +78,10 @@ fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err);
 
 fp_solver_info *fp_plan_solver(fp_plan *p);
 const fp_solver_info *fp_plan_solver_const(const fp_plan *p);
+
+/* The claims read from the plan file (all NaN for plans built here). */
+const fp_plan_claims *fp_plan_claims_get(const fp_plan *p);
+void fp_plan_claims_set(fp_plan *p, const fp_plan_claims *c);
 
 /* Builds the eager plan of `g` (every node alone, listed order) into p,
  * replacing its groups.  Sets solver.method = "eager". */

@@ -54,6 +54,31 @@ static void load_solver(const cJSON *root, fp_solver_info *info) {
   info->cols = opt_count(s, "cols");
 }
 
+/* Reads the optional "metrics" object into the plan's claims. */
+static fp_status load_claims(const cJSON *root, const char *src, fp_plan *p,
+                             fp_error *err) {
+  static const char *const keys[] = {"traffic_bytes", "peak_bytes", "kernels"};
+  fp_plan_claims c = {NAN, NAN, NAN};
+  double *dst[] = {&c.traffic_bytes, &c.peak_bytes, &c.kernels};
+  const cJSON *m = field(root, "metrics");
+  if (m && !cJSON_IsObject(m))
+    return fp_error_set(err, FP_EINPUT, "%s: metrics: expected an object", src);
+  for (int i = 0; m && i < 3; i++) {
+    const cJSON *it = field(m, keys[i]);
+    if (!it)
+      continue;
+    /* Sums may pass 2^53, so only integrality and sign are checked. */
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+        it->valuedouble != floor(it->valuedouble) || isinf(it->valuedouble))
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: metrics.%s: must be a non-negative integer", src,
+                          keys[i]);
+    *dst[i] = it->valuedouble;
+  }
+  fp_plan_claims_set(p, &c);
+  return FP_OK;
+}
+
 static fp_status load_group(const cJSON *grp, int i, const char *src,
                             const fp_graph *g, fp_plan *p, fp_error *err) {
   if (!cJSON_IsArray(grp))
@@ -103,12 +128,11 @@ static fp_status load_plan(const cJSON *root, const char *src,
     if ((st = load_group(it, i, src, g, p, err)) != FP_OK)
       return st;
   load_solver(root, fp_plan_solver(p));
-  return FP_OK;
+  return load_claims(root, src, p, err);
 }
 
 fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
-                              const fp_graph *g, fp_plan **out,
-                              fp_error *err) {
+                              const fp_graph *g, fp_plan **out, fp_error *err) {
   const char *src = source ? source : "<plan>";
   *out = NULL;
   cJSON *root = fp_json_parse(data, len, src, err);
@@ -126,8 +150,8 @@ fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
   return FP_OK;
 }
 
-fp_status fp_plan_load_file(const char *path, const fp_graph *g,
-                            fp_plan **out, fp_error *err) {
+fp_status fp_plan_load_file(const char *path, const fp_graph *g, fp_plan **out,
+                            fp_error *err) {
   char *data;
   size_t len;
   *out = NULL;

@@ -8,8 +8,8 @@
 
 const char *fp_status_str(fp_status s) {
   switch (s) {
-#define FP_STATUS_STR_(name, str)                                             \
-  case FP_##name:                                                             \
+#define FP_STATUS_STR_(name, str)                                              \
+  case FP_##name:                                                              \
     return str;
     FP_STATUS_MAP(FP_STATUS_STR_)
 #undef FP_STATUS_STR_
@@ -20,8 +20,8 @@ const char *fp_status_str(fp_status s) {
 
 const char *fp_status_name(fp_status s) {
   switch (s) {
-#define FP_STATUS_NAME_(name, str)                                            \
-  case FP_##name:                                                             \
+#define FP_STATUS_NAME_(name, str)                                             \
+  case FP_##name:                                                              \
     return "FP_" #name;
     FP_STATUS_MAP(FP_STATUS_NAME_)
 #undef FP_STATUS_NAME_

@@ -13,15 +13,15 @@
 #include <stddef.h>
 
 /* X(name, string).  The order is part of the ABI: append only. */
-#define FP_STATUS_MAP(X)                                                      \
-  X(OK, "ok")                                                                 \
-  X(ENOMEM, "out of memory")                                                  \
-  X(EIO, "input/output error")                                                \
-  X(EINPUT, "invalid input")                                                  \
-  X(EILLEGAL, "illegal plan")                                                 \
-  X(EINFEASIBLE, "infeasible request")                                        \
-  X(EARG, "invalid argument")                                                 \
-  X(ELIMIT, "size limit exceeded")                                            \
+#define FP_STATUS_MAP(X)                                                       \
+  X(OK, "ok")                                                                  \
+  X(ENOMEM, "out of memory")                                                   \
+  X(EIO, "input/output error")                                                 \
+  X(EINPUT, "invalid input")                                                   \
+  X(EILLEGAL, "illegal plan")                                                  \
+  X(EINFEASIBLE, "infeasible request")                                         \
+  X(EARG, "invalid argument")                                                  \
+  X(ELIMIT, "size limit exceeded")                                             \
   X(EINTERNAL, "internal error")
 
 typedef enum fp_status {

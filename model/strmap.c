@@ -16,7 +16,9 @@ static uint64_t hash_str(const char *s) {
   return h ^ (h >> 29);
 }
 
-void fp_strmap_init(fp_strmap *m) { memset(m, 0, sizeof *m); }
+void fp_strmap_init(fp_strmap *m) {
+  memset(m, 0, sizeof *m);
+}
 
 void fp_strmap_free(fp_strmap *m) {
   free(m->keys);
@@ -85,7 +87,9 @@ struct fp_arena_block {
   char data[];
 };
 
-void fp_arena_init(fp_arena *a) { a->head = NULL; }
+void fp_arena_init(fp_arena *a) {
+  a->head = NULL;
+}
 
 void fp_arena_free(fp_arena *a) {
   fp_arena_block *b = a->head;

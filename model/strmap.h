@@ -14,7 +14,7 @@
 typedef struct fp_strmap {
   const char **keys; /* NULL = empty slot */
   int32_t *vals;
-  size_t cap;        /* 0 or a power of two */
+  size_t cap; /* 0 or a power of two */
   size_t count;
 } fp_strmap;
 

@@ -238,8 +238,9 @@ START_TEST(legality_rules) {
   ck_assert_int_eq(fp_plan_check(g, ok, 0, NULL), FP_OK);
   fp_plan_destroy(ok);
   expect_illegal(g, "n0 | n1 | n2 | n3 | n4 | mm", "'n6' is missing");
-  expect_illegal(g, "n0 | n1 | n0 | n2 | n3 | n4 | mm | n6", "'n0' appears "
-                                                            "twice");
+  expect_illegal(g, "n0 | n1 | n0 | n2 | n3 | n4 | mm | n6",
+                 "'n0' appears "
+                 "twice");
   expect_illegal(g, "n0 n1 n2 n3 | n4 | mm | n6", "more than max_fusion_size");
   expect_illegal(g, "n0 | n1 | n2 n3 | n4 | mm | n6", "listed unfusible");
   expect_illegal(g, "n0 | n1 | n2 | n3 n4 | mm | n6",
@@ -284,8 +285,8 @@ static fp_graph *random_graph(tu_rng *r) {
   for (int32_t i = 0; i < ni; i++, nb++) {
     snprintf(name, sizeof name, "in%d", (int)i);
     bool fr = tu_below(r, 2);
-    ck_assert_int_ge(fp_graph_add_buffer(g, name, 1 + tu_below(r, 500), true,
-                                         fr, NULL), 0);
+    ck_assert_int_ge(
+        fp_graph_add_buffer(g, name, 1 + tu_below(r, 500), true, fr, NULL), 0);
   }
   static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
   for (int32_t v = 0; v < n; v++) {
@@ -295,8 +296,9 @@ static fp_graph *random_graph(tu_rng *r) {
     snprintf(name, sizeof name, "n%d", (int)v);
     s.name = name;
     uint32_t k = tu_below(r, 20);
-    s.kind = k < 3 ? FP_KIND_EXTERN : k < 7 ? FP_KIND_REDUCTION
-                                            : FP_KIND_POINTWISE;
+    s.kind = k < 3   ? FP_KIND_EXTERN
+             : k < 7 ? FP_KIND_REDUCTION
+                     : FP_KIND_POINTWISE;
     if (s.kind == FP_KIND_POINTWISE) {
       s.numel = pw[tu_below(r, 3)];
       s.rnumel = 1;
@@ -316,8 +318,8 @@ static fp_graph *random_graph(tu_rng *r) {
     for (int32_t i = 0; i < s.n_writes; i++, nb++) {
       char bn[32];
       snprintf(bn, sizeof bn, "b%d", (int)nb);
-      writes[i] = fp_graph_add_buffer(g, bn, 1 + tu_below(r, 1000), false,
-                                      false, NULL);
+      writes[i] =
+          fp_graph_add_buffer(g, bn, 1 + tu_below(r, 1000), false, false, NULL);
       ck_assert_int_ge(writes[i], 0);
     }
     s.writes = writes;
@@ -405,7 +407,8 @@ static bool naive_legal(const fp_graph *g, const fp_plan *p, int32_t *step) {
       seen[grp[i]]++;
       step[grp[i]] = t;
       for (int32_t j = 0; j < len; j++)
-        if (i != j && (grp[i] == grp[j] || !naive_compatible(g, grp[i], grp[j])))
+        if (i != j &&
+            (grp[i] == grp[j] || !naive_compatible(g, grp[i], grp[j])))
           return false;
     }
   }
@@ -443,7 +446,9 @@ static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
     }
     if (buf->writer < 0 || !(buf->output || !buf->n_readers || outside))
       continue;
-    int32_t end = buf->output ? T - 1 : buf->n_readers ? last : step[buf->writer];
+    int32_t end = buf->output      ? T - 1
+                  : buf->n_readers ? last
+                                   : step[buf->writer];
     if (step[buf->writer] <= t && t <= end)
       live += buf->bytes;
   }
@@ -556,4 +561,6 @@ static Suite *eval_suite(void) {
   return s;
 }
 
-int main(void) { return tu_run(eval_suite()); }
+int main(void) {
+  return tu_run(eval_suite());
+}

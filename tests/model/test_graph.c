@@ -9,10 +9,10 @@
 #include "tests/testutil.h"
 
 /* Adds a node with whole-buffer reads; returns its index or -1. */
-static int32_t add(fp_graph *g, const char *name, fp_kind kind,
-                   uint64_t numel, uint64_t rnumel, const int32_t *reads,
-                   int32_t nr, const int32_t *writes, int32_t nw,
-                   const fp_op *op, fp_error *err) {
+static int32_t add(fp_graph *g, const char *name, fp_kind kind, uint64_t numel,
+                   uint64_t rnumel, const int32_t *reads, int32_t nr,
+                   const int32_t *writes, int32_t nw, const fp_op *op,
+                   fp_error *err) {
   fp_read r[8];
   for (int32_t i = 0; i < nr; i++) {
     r[i].buffer = reads[i];
@@ -26,8 +26,8 @@ static int32_t add(fp_graph *g, const char *name, fp_kind kind,
 static void expect_msg(const fp_error *err, fp_status code,
                        const char *fragment) {
   ck_assert_int_eq(err->code, code);
-  ck_assert_msg(strstr(err->msg, fragment) != NULL, "'%s' lacks '%s'",
-                err->msg, fragment);
+  ck_assert_msg(strstr(err->msg, fragment) != NULL, "'%s' lacks '%s'", err->msg,
+                fragment);
 }
 
 START_TEST(lifecycle) {
@@ -56,9 +56,8 @@ START_TEST(buffer_validation) {
   expect_msg(&err, FP_EINPUT, "buffer 'a': duplicate name");
   ck_assert_int_eq(fp_graph_add_buffer(g, "", 10, true, false, &err), -1);
   expect_msg(&err, FP_EINPUT, "empty name");
-  ck_assert_int_eq(fp_graph_add_buffer(g, "big", FP_MAX_BYTES, true, false,
-                                       &err),
-                   -1);
+  ck_assert_int_eq(
+      fp_graph_add_buffer(g, "big", FP_MAX_BYTES, true, false, &err), -1);
   expect_msg(&err, FP_EINPUT, "below 2^53");
   ck_assert_int_eq(
       fp_graph_add_buffer(g, "ok", FP_MAX_BYTES - 1, true, false, &err), 1);
@@ -96,9 +95,8 @@ START_TEST(node_validation) {
   int32_t z = fp_graph_add_buffer(g, "z", 400, false, false, NULL);
   int32_t r[] = {x}, w[] = {y}, wz[] = {z}, ry[] = {y}, wx[] = {x};
   int32_t bad[] = {99}, twice[] = {z, z};
-  ck_assert_int_eq(add(g, "n", FP_KIND_POINTWISE, 100, 1, ry, 1, wz, 1, NULL,
-                       &err),
-                   -1);
+  ck_assert_int_eq(
+      add(g, "n", FP_KIND_POINTWISE, 100, 1, ry, 1, wz, 1, NULL, &err), -1);
   expect_msg(&err, FP_EINPUT, "reads buffer 'y' before any node writes it");
   ck_assert_int_eq(
       add(g, "n", FP_KIND_POINTWISE, 100, 1, bad, 1, w, 1, NULL, &err), -1);
@@ -112,16 +110,15 @@ START_TEST(node_validation) {
   ck_assert_int_eq(
       add(g, "n", FP_KIND_POINTWISE, 100, 1, r, 1, NULL, 0, NULL, &err), -1);
   expect_msg(&err, FP_EINPUT, "writes: empty");
-  ck_assert_int_eq(
-      add(g, "n", FP_KIND_POINTWISE, 0, 1, r, 1, w, 1, NULL, &err), -1);
+  ck_assert_int_eq(add(g, "n", FP_KIND_POINTWISE, 0, 1, r, 1, w, 1, NULL, &err),
+                   -1);
   expect_msg(&err, FP_EINPUT, "iter");
   ck_assert_int_eq(
       add(g, "n", FP_KIND_POINTWISE, 100, 2, r, 1, w, 1, NULL, &err), -1);
   expect_msg(&err, FP_EINPUT, "pointwise node has rnumel 1");
-  ck_assert_int_eq(
-      add(g, "n", FP_KIND_REDUCTION, 1ull << 40, 1ull << 40, r, 1, w, 1, NULL,
-          &err),
-      -1);
+  ck_assert_int_eq(add(g, "n", FP_KIND_REDUCTION, 1ull << 40, 1ull << 40, r, 1,
+                       w, 1, NULL, &err),
+                   -1);
   expect_msg(&err, FP_EINPUT, "too large");
   ck_assert_int_eq(add(g, "n", 7, 1, 1, r, 1, w, 1, NULL, &err), -1);
   expect_msg(&err, FP_EINPUT, "kind");
@@ -171,9 +168,8 @@ START_TEST(op_validation) {
   fp_op_init(&op);
   op.fn = FP_OP_MATMUL;
   op.m = 2, op.n = 4, op.k = 3;
-  ck_assert_int_eq(add(g, "mm", FP_KIND_EXTERN, 0, 0, mm_r, 2, mm_w, 1, &op,
-                       &err),
-                   0);
+  ck_assert_int_eq(
+      add(g, "mm", FP_KIND_EXTERN, 0, 0, mm_r, 2, mm_w, 1, &op, &err), 0);
   op.fn = FP_OP_RELU;
   ck_assert_int_eq(
       add(g, "x1", FP_KIND_EXTERN, 0, 0, pw_r, 1, pw_w, 1, &op, &err), -1);
@@ -201,12 +197,10 @@ START_TEST(finalize_and_readers) {
   int32_t z = fp_graph_add_buffer(g, "z", 8, false, false, NULL);
   int32_t never = fp_graph_add_buffer(g, "never", 8, false, false, NULL);
   int32_t r0[] = {x, x}, w0[] = {y}, r1[] = {y, x}, w1[] = {z};
-  ck_assert_int_eq(add(g, "a", FP_KIND_POINTWISE, 2, 1, r0, 2, w0, 1, NULL,
-                       &err),
-                   0);
-  ck_assert_int_eq(add(g, "b", FP_KIND_POINTWISE, 2, 1, r1, 2, w1, 1, NULL,
-                       &err),
-                   1);
+  ck_assert_int_eq(
+      add(g, "a", FP_KIND_POINTWISE, 2, 1, r0, 2, w0, 1, NULL, &err), 0);
+  ck_assert_int_eq(
+      add(g, "b", FP_KIND_POINTWISE, 2, 1, r1, 2, w1, 1, NULL, &err), 1);
   ck_assert_int_eq(fp_graph_add_output(g, never, &err), FP_OK);
   ck_assert_int_eq(fp_graph_finalize(g, &err), FP_EINPUT);
   expect_msg(&err, FP_EINPUT, "outputs: buffer 'never' is neither");
@@ -216,12 +210,10 @@ START_TEST(finalize_and_readers) {
   x = fp_graph_add_buffer(g, "x", 8, true, false, NULL);
   y = fp_graph_add_buffer(g, "y", 8, false, false, NULL);
   z = fp_graph_add_buffer(g, "z", 8, false, false, NULL);
-  ck_assert_int_eq(add(g, "a", FP_KIND_POINTWISE, 2, 1, r0, 2, w0, 1, NULL,
-                       &err),
-                   0);
-  ck_assert_int_eq(add(g, "b", FP_KIND_POINTWISE, 2, 1, r1, 2, w1, 1, NULL,
-                       &err),
-                   1);
+  ck_assert_int_eq(
+      add(g, "a", FP_KIND_POINTWISE, 2, 1, r0, 2, w0, 1, NULL, &err), 0);
+  ck_assert_int_eq(
+      add(g, "b", FP_KIND_POINTWISE, 2, 1, r1, 2, w1, 1, NULL, &err), 1);
   ck_assert_int_eq(fp_graph_add_output(g, z, &err), FP_OK);
   ck_assert_int_eq(fp_graph_add_output(g, z, &err), FP_OK); /* idempotent */
   ck_assert_int_eq(fp_graph_finalize(g, &err), FP_OK);
@@ -273,7 +265,7 @@ START_TEST(compatibility) {
   ck_assert(fp_graph_compatible(g, 1, 3));  /* equal iter */
   ck_assert(!fp_graph_compatible(g, 0, 3)); /* listed unfusible */
   ck_assert(fp_graph_is_unfusible(g, 0, 3));
-  ck_assert(fp_graph_compatible(g, 0, 4)); /* 1024 == 1024 * 1 */
+  ck_assert(fp_graph_compatible(g, 0, 4));  /* 1024 == 1024 * 1 */
   ck_assert(!fp_graph_compatible(g, 0, 2)); /* 1024 vs 32 pointwise */
   ck_assert(!fp_graph_compatible(g, 5, 1)); /* 64 fits neither space */
   ck_assert(!fp_graph_compatible(g, 1, 7)); /* reductions: iter differs */
@@ -343,4 +335,6 @@ static Suite *graph_suite(void) {
   return s;
 }
 
-int main(void) { return tu_run(graph_suite()); }
+int main(void) {
+  return tu_run(graph_suite());
+}

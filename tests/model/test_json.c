@@ -5,6 +5,7 @@
  * full bad-input corpus is exercised through the CLI).
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +88,10 @@ static void expect_load_error(const char *json, const char *fragment) {
   fp_status st = tu_graph_try(json, &g, &err);
   ck_assert_int_eq(st, FP_EINPUT);
   ck_assert_ptr_null(g);
-  ck_assert_msg(strncmp(err.msg, "test.json: ", 11) == 0,
-                "no file name: %s", err.msg);
-  ck_assert_msg(strstr(err.msg, fragment) != NULL, "'%s' lacks '%s'",
-                err.msg, fragment);
+  ck_assert_msg(strncmp(err.msg, "test.json: ", 11) == 0, "no file name: %s",
+                err.msg);
+  ck_assert_msg(strstr(err.msg, fragment) != NULL, "'%s' lacks '%s'", err.msg,
+                fragment);
   ck_assert_ptr_null(strchr(err.msg, '\n'));
 }
 
@@ -182,6 +183,11 @@ START_TEST(plan_round_trip) {
   ck_assert(qi->objective == 12345 && qi->bound == 12000.5 && qi->gap == 0.1);
   ck_assert_int_eq(qi->nodes, 42);
   ck_assert_int_eq(qi->rows, -1);
+  const fp_plan_claims *c = fp_plan_claims_get(q);
+  ck_assert(c->traffic_bytes == (double)m.traffic_bytes);
+  ck_assert(c->peak_bytes == (double)m.peak_bytes); /* above 2^53 here */
+  ck_assert(c->kernels == 2);
+  ck_assert(isnan(fp_plan_claims_get(p)->peak_bytes)); /* built here */
   char *b = fp_plan_to_json(q, g, &m, 1, NULL);
   ck_assert_str_eq(a, b);
   free(a);
@@ -209,17 +215,24 @@ static void expect_plan_error(const fp_graph *g, const char *json,
 
 START_TEST(plan_errors) {
   fp_graph *g = load_sample();
-  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
-                       " [['n0'], ['nX']]}",
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                    " [['n0'], ['nX']]}",
                     "groups[1][0]: unknown node 'nX'");
-  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'graph':"
-                       " 'other', 'groups': []}",
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'graph':"
+                    " 'other', 'groups': []}",
                     "plan is for graph 'other'");
-  expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
-                       " ['n0']}",
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                    " ['n0']}",
                     "groups[0]: expected an array");
   expect_plan_error(g, "{'format': 'fuseplan.plan', 'version': 1}",
                     "groups: missing");
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                    " [], 'metrics': {'peak_bytes': -5}}",
+                    "metrics.peak_bytes: must be a non-negative integer");
   /* illegal but well-formed plans load: legality is fp_plan_check's job */
   const char *dup = "{\"format\": \"fuseplan.plan\", \"version\": 1, "
                     "\"groups\": [[\"n0\", \"n0\"], []]}";
@@ -273,8 +286,7 @@ START_TEST(files_gzip_and_atomic) {
   ck_assert_int_ne(fp_graph_load_file(gz, &c, &err), FP_OK);
   ck_assert_ptr_nonnull(strstr(err.msg, gz));
   /* missing file, unwritable target */
-  ck_assert_int_eq(fp_graph_load_file("/nonexistent/g.json", &c, &err),
-                   FP_EIO);
+  ck_assert_int_eq(fp_graph_load_file("/nonexistent/g.json", &c, &err), FP_EIO);
   ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/g.json: cannot open"));
   ck_assert_int_eq(fp_graph_save_file(g, "/nonexistent/dir/g.json", &err),
                    FP_EIO);
@@ -303,4 +315,6 @@ static Suite *json_suite(void) {
   return s;
 }
 
-int main(void) { return tu_run(json_suite()); }
+int main(void) {
+  return tu_run(json_suite());
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench/run.sh -- runs the benchmarks and rewrites BENCHMARKS.md.
+# Usage (from a build directory): make bench
+set -euo pipefail
+builddir=$(pwd)
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+out="$srcdir/BENCHMARKS.md"
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+{
+  echo "# fuseplan benchmarks"
+  echo
+  echo "Regenerate with \`make bench\` (runs \`bench/run.sh\` from the build"
+  echo "directory; it rewrites this file).  Machine: $(nproc) cores,"
+  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
+  echo "$(uname -sr); built with \`$(grep -m1 '^CFLAGS =' "$builddir/Makefile" | cut -d= -f2 | sed 's/^ //')\`."
+  echo "Date: $(date -u +%Y-%m-%d)."
+  echo
+  echo "## Load + evaluate (issue: core)"
+  echo
+  echo "Generated graphs (\`fuseplan gen\`), written as JSON, then loaded from"
+  echo "the file (read, parse with cJSON, validate, build indexes) and the eager"
+  echo "plan evaluated (legality check, traffic, peak).  Best of 3 runs (2 at"
+  echo "1M nodes), one process, one core.  The per-node columns compare sizes:"
+  echo "flat ns/node means linear time."
+  echo
+  "$builddir/bench/bench_eval" "${FP_BENCH_MAX:-1000000}"
+} >"$tmp"
+cp "$tmp" "$out"
+echo "wrote $out"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# dev.sh -- set up, build, demo and test fuseplan on a Debian machine.
+#
+#   ./dev.sh demo    install what is missing, build, run fuseplan on a bundled graph
+#   ./dev.sh test    install what is missing, build, run the whole test suite
+#                    (normal build with -Werror, ASan+UBSan build, distcheck)
+#   ./dev.sh build   install what is missing and build only
+#
+# Builds go to build/ (normal) and build-asan/ (sanitizers); the source tree
+# stays clean.  Needs root (or sudo) only when packages are missing.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+top=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages="build-essential autoconf automake pkg-config libglpk-dev libcjson-dev check zlib1g-dev"
+
+install_deps() {
+  missing=""
+  for p in $packages; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "== installing:$missing"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+}
+
+bootstrap() {
+  [ -x configure ] && [ configure -nt configure.ac ] && [ Makefile.in -nt Makefile.am ] && return 0
+  echo "== autoreconf"
+  autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+}
+
+# configure_in DIR ARGS...: configure a build directory once (or again when
+# configure changed).
+configure_in() {
+  dir=$1
+  shift
+  mkdir -p "$dir"
+  if [ ! -f "$dir/config.status" ] || [ configure -nt "$dir/config.status" ]; then
+    echo "== configure $dir $*"
+    (cd "$dir" && "$top/configure" "$@" >/dev/null)
+  fi
+}
+
+build() {
+  install_deps
+  bootstrap
+  configure_in build --enable-werror
+  echo "== make"
+  make -s -C build -j"$jobs" >/dev/null
+}
+
+demo() {
+  build
+  fp=build/fuseplan
+  g=data/examples/transformer-train-400.json.gz
+  echo
+  echo "== fuseplan info $g"
+  $fp info "$g"
+  echo
+  echo "== fuseplan solve $g --method eager -o build/demo.plan.json"
+  $fp solve "$g" --method eager -o build/demo.plan.json
+  echo
+  echo "== fuseplan eval $g build/demo.plan.json"
+  $fp eval "$g" build/demo.plan.json
+}
+
+test_all() {
+  build
+  echo "== make check (build/)"
+  make -s -C build -j"$jobs" check || { cat build/test-suite.log; exit 1; }
+  echo "== make check under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+  configure_in build-asan --enable-werror --enable-sanitizers --without-cuda CFLAGS="-O1 -g"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    make -s -C build-asan -j"$jobs" check || { cat build-asan/test-suite.log; exit 1; }
+  echo "== make distcheck"
+  make -s -C build -j"$jobs" distcheck >/dev/null 2>build/distcheck.err ||
+    { cat build/distcheck.err; exit 1; }
+  echo "== format check"
+  if command -v clang-format >/dev/null 2>&1; then
+    make -s -C build format-check
+  else
+    echo "(clang-format not installed: skipped)"
+  fi
+  echo "== all tests passed"
+}
+
+case "${1:-}" in
+  demo) demo ;;
+  test) test_all ;;
+  build) build ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
