@@ -97,7 +97,7 @@ int cli_parse_uint(const char *s, uint64_t max, uint64_t *out) {
   errno = 0;
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end || v >= max)
+  if (errno || *end || v > max)
     return -1;
   *out = v;
   return 0;

@@ -41,7 +41,7 @@ const char *cli_get(const cli_args *args, const char *name);
  * T/TiB; K = KiB = 1024).  Returns 0, or -1 for bad syntax / overflow. */
 int cli_parse_bytes(const char *s, uint64_t *out);
 
-/* Parses a non-negative integer (decimal) below `max`; 0 or -1. */
+/* Parses a non-negative decimal integer not above `max`; 0 or -1. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
 /* Parses a positive, finite decimal number of seconds; 0 or -1. */

@@ -9,16 +9,18 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "model/io.h"
 #include "model/json.h"
 
 static const char eval_help[] =
-    "usage: fuseplan eval GRAPH PLAN [--json] [--timeline FILE.csv]\n"
+    "usage: fuseplan eval GRAPH PLAN [--json] [--timeline FILE.csv|.svg]\n"
     "\n"
     "Checks PLAN against GRAPH and prints its memory traffic (bytes read\n"
     "and written by kernels), peak live memory, kernels, and both as a\n"
     "ratio to the eager plan.  Exit 1 if the plan is illegal.\n"
     "  --json             one JSON object on stdout\n"
-    "  --timeline FILE    per-step live memory, reads and writes as CSV\n";
+    "  --timeline FILE    per-step live memory, reads and writes: CSV, or an\n"
+    "                     SVG plot when FILE ends in .svg\n";
 
 static const char verify_help[] =
     "usage: fuseplan verify GRAPH PLAN\n"
@@ -53,14 +55,61 @@ static double ratio(uint64_t a, uint64_t b) {
   return b ? (double)a / (double)b : 1.0;
 }
 
-/* Writes the per-step timeline as CSV (node names quoted). */
+/* Writes the live-memory timeline as an SVG step plot, the peak marked,
+ * reads+writes per step as bars below. */
+static void timeline_svg(FILE *f, const fp_plan *p, const fp_step *tl,
+                         const fp_metrics *m) {
+  int32_t T = fp_plan_group_count(p);
+  const double W = 900, H = 300, L = 70, B = 30;
+  uint64_t maxio = 1;
+  for (int32_t t = 0; t < T; t++)
+    if (tl[t].read_bytes + tl[t].write_bytes > maxio)
+      maxio = tl[t].read_bytes + tl[t].write_bytes;
+  double peak = m->peak_bytes ? (double)m->peak_bytes : 1.0;
+  double dx = (W - L - 10) / (T ? T : 1);
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' "
+          "height='%.0f' font-family='sans-serif' font-size='11'>\n"
+          "<rect width='100%%' height='100%%' fill='white'/>\n",
+          W, H + 80);
+  for (int32_t t = 0; t < T; t++) {
+    double io = (double)(tl[t].read_bytes + tl[t].write_bytes);
+    fprintf(f,
+            "<rect x='%.2f' y='%.2f' width='%.2f' height='%.2f' "
+            "fill='#c8d8e8'/>\n",
+            L + t * dx, H + 70 - 50 * io / (double)maxio, dx,
+            50 * io / (double)maxio);
+  }
+  fprintf(f, "<polyline fill='none' stroke='#1f4e79' stroke-width='1.5' "
+             "points='");
+  for (int32_t t = 0; t < T; t++) {
+    double y = H - B - (H - B - 20) * (double)tl[t].live_bytes / peak;
+    fprintf(f, "%.2f,%.2f %.2f,%.2f ", L + t * dx, y, L + (t + 1) * dx, y);
+  }
+  fprintf(f,
+          "'/>\n<line x1='%.0f' y1='20' x2='%.0f' y2='20' "
+          "stroke='#c00000' stroke-dasharray='4 3'/>\n"
+          "<text x='%.0f' y='15' fill='#c00000'>peak %llu bytes at step "
+          "%d</text>\n<text x='%.0f' y='%.0f'>step (kernel) 0..%d; line: "
+          "live bytes; bars: bytes read+written (max %llu)</text>\n"
+          "</svg>\n",
+          L, W - 10, L, (unsigned long long)m->peak_bytes, (int)m->peak_step, L,
+          H - 8, (int)(T ? T - 1 : 0), (unsigned long long)maxio);
+}
+
+/* Writes the per-step timeline as CSV (node names quoted), or as SVG
+ * when the name ends in .svg. */
 static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
-                          const fp_step *tl) {
+                          const fp_step *tl, const fp_metrics *m) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  if (fp_path_has_suffix(path, ".svg")) {
+    timeline_svg(f, p, tl, m);
+    goto write;
+  }
   fputs("step,nodes,live_bytes,read_bytes,write_bytes,first_node\n", f);
   for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
     int32_t n;
@@ -76,6 +125,7 @@ static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
     }
     fputs("\"\n", f);
   }
+write:
   if (fclose(f) != 0 || !text) {
     free(text);
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
@@ -157,7 +207,7 @@ int cmd_eval(int argc, char **argv) {
   else
     print_eval_text(g, p, &m, &e);
   if (cli_get(&a, "timeline"))
-    rc = write_timeline(cli_get(&a, "timeline"), g, p, tl);
+    rc = write_timeline(cli_get(&a, "timeline"), g, p, tl, &m);
 done:
   free(tl);
   fp_plan_destroy(p);
@@ -243,10 +293,10 @@ static void compare_row(const char *label, const char *method,
     return;
   }
   if (!m) {
-    printf("%-28.28s %-14.14s ILLEGAL: %s\n", label, method, problem);
+    printf("%-32s %-14.14s ILLEGAL: %s\n", label, method, problem);
     return;
   }
-  printf("%-28.28s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label, method,
+  printf("%-32s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label, method,
          (int)m->kernels, (unsigned long long)m->traffic_bytes,
          ratio(m->traffic_bytes, e->traffic_bytes),
          (unsigned long long)m->peak_bytes,
@@ -271,7 +321,7 @@ int cmd_compare(int argc, char **argv) {
   if (json)
     printf("[");
   else
-    printf("%-28s %-14s %8s %18s %8s %18s %8s\n", "plan", "method", "kernels",
+    printf("%-32s %-14s %8s %18s %8s %18s %8s\n", "plan", "method", "kernels",
            "traffic_bytes", "x eager", "peak_bytes", "x eager");
   compare_row("(eager)", "eager", &e, &e, NULL, json, true);
   for (int i = 1; i < a.n_pos && !rc; i++) {

@@ -46,8 +46,7 @@ int cmd_gen(int argc, char **argv) {
     prm.family = (fp_gen_family)f;
   }
   if (sz) {
-    if (cli_parse_uint(sz, (uint64_t)FP_GEN_MAX_SIZE + 1, &v) != 0 ||
-        v < FP_GEN_MIN_SIZE)
+    if (cli_parse_uint(sz, FP_GEN_MAX_SIZE, &v) != 0 || v < FP_GEN_MIN_SIZE)
       return cli_usage_error("gen", "--size: expected %d .. %d, got '%s'",
                              FP_GEN_MIN_SIZE, FP_GEN_MAX_SIZE, sz);
     prm.size = (int32_t)v;

@@ -28,7 +28,8 @@ static const char solve_help[] =
     "                   never more than the unfused program), or N% of\n"
     "                   eager's peak; exit 1 if the plan cannot meet it\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
-    "  --json           print the plan file's JSON on stdout\n";
+    "  --json           print the plan file's JSON on stdout\n"
+    "  -q, --quiet      no summary line on stderr\n";
 
 static double now_s(void) {
   struct timespec ts;
@@ -52,8 +53,11 @@ static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
     buf[n - 1] = '\0';
     if (cli_parse_uint(buf, 100000, &pct) != 0)
       return -1;
-    /* Exact: floor(eager * pct / 100) without overflow (eager < 2^62). */
-    *out = eager_peak / 100 * pct + eager_peak % 100 * pct / 100;
+    /* floor(eager * pct / 100) in 64 bits: split eager = 100q + r. */
+    uint64_t q = eager_peak / 100, r = eager_peak % 100;
+    *out = q > (UINT64_MAX - r * pct / 100) / (pct ? pct : 1)
+               ? UINT64_MAX /* saturate: no graph holds that much */
+               : q * pct + r * pct / 100;
     return 0;
   }
   return cli_parse_bytes(s, out);
@@ -134,7 +138,10 @@ int cmd_solve(int argc, char **argv) {
   if (m.peak_bytes > limit) {
     fp_bounds lb;
     char b1[64], b2[64], b3[64];
-    fp_graph_bounds(g, &lb, &err);
+    if (fp_graph_bounds(g, &lb, &err) != FP_OK) {
+      rc = cli_fail(&err);
+      goto done;
+    }
     fprintf(stderr,
             "fuseplan: infeasible: peak limit %s is below the peak of the "
             "best plan found, %s (no plan can go below %s)\n",

@@ -1,8 +1,109 @@
 /*
- * heuristics.h -- greedy fusion (Inductor-style, low-memory, peak-aware)
- * and memory-aware orderings.  Not implemented yet: see issue "heuristics".
- * Today `fuseplan solve` offers only the eager method (model/plan.h).
+ * heuristics.h -- greedy fusion in the manner of PyTorch Inductor, a
+ * low-memory variant, a peak-aware variant, and memory-aware orderings.
+ *
+ * They are the baseline users compare against ("what would Inductor's
+ * greedy do?"), the warm start of the ILP, and its fallback.  Every plan
+ * returned here is legal (fp_plan_check) and carries solver.method and
+ * solver.time_s; metrics come from the evaluator.
  */
 #ifndef FP_HEURISTICS_H
 #define FP_HEURISTICS_H
-#endif
+
+#include <stdint.h>
+
+#include "model/graph.h"
+#include "model/plan.h"
+#include "model/status.h"
+
+/* Group orders (DESIGN section 5, --order).
+ * X(name, string) */
+#define FP_ORDER_MAP(X)                                                        \
+  X(LISTED, "listed")                                                          \
+  X(LPMF, "lpmf")                                                              \
+  X(BFS, "bfs")                                                                \
+  X(DFS, "dfs")                                                                \
+  X(BEST, "best")
+
+typedef enum fp_order {
+#define FP_ORDER_ENUM_(name, str) FP_ORDER_##name,
+  FP_ORDER_MAP(FP_ORDER_ENUM_)
+#undef FP_ORDER_ENUM_
+      FP_ORDER_COUNT_
+} fp_order;
+
+const char *fp_order_name(fp_order o);
+int fp_order_parse(const char *s); /* -1 if unknown */
+
+/* Reorders the groups of a legal plan without changing the grouping:
+ *   listed  a topological order of the groups that keeps each group at the
+ *           earliest original position of its members where dependencies
+ *           allow (a stable topological sort by smallest member index);
+ *   lpmf    least-peak-memory-first (Inductor memory.py): among ready
+ *           groups, prefer one that keeps memory under the peak so far,
+ *           then the one that frees the most;
+ *   bfs     ready groups whose predecessors ran earliest first (FIFO);
+ *   dfs     depth-first from the groups with the least memory touched;
+ *   best    all of the above, keeping the lowest peak (first on ties).
+ * Traffic does not depend on the order, only peak does.  `chosen` (may be
+ * NULL) receives the order that was applied (never BEST).  Fails with
+ * FP_EILLEGAL for an illegal plan, FP_ENOMEM. */
+fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
+                          fp_order *chosen, fp_error *err);
+
+/* Fusion methods.  X(name, string) */
+#define FP_METHOD_MAP(X)                                                       \
+  X(EAGER, "eager")                                                            \
+  X(GREEDY, "greedy")                                                          \
+  X(GREEDY_LOWMEM, "greedy-lowmem")                                            \
+  X(GREEDY_PEAK, "greedy-peak")
+
+typedef enum fp_method {
+#define FP_METHOD_ENUM_(name, str) FP_METHOD_##name,
+  FP_METHOD_MAP(FP_METHOD_ENUM_)
+#undef FP_METHOD_ENUM_
+      FP_METHOD_COUNT_
+} fp_method;
+
+const char *fp_method_name(fp_method m);
+int fp_method_parse(const char *s); /* -1 if unknown */
+
+/* Defaults, after Inductor's config (scheduler.py / config.py). */
+#define FP_FUSION_DEFAULT_ROUNDS 10       /* fuse rounds until no change */
+#define FP_FUSION_DEFAULT_BUCKET_PAIRS 64 /* pairs per node in a bucket */
+#define FP_FUSION_DEFAULT_MAX_DISTANCE 64 /* horizontal: positions apart */
+#define FP_FUSION_DEFAULT_MIN_SHARED 10   /* bytes a fused pair must share */
+
+/* Parameters of fp_fuse, in the manner of glp_iocp: fill with
+ * fp_fusion_params_init, then change what you need. */
+typedef struct fp_fusion_params {
+  fp_method method;        /* what to run */
+  fp_order order;          /* final order; default BEST (Inductor's
+                              reorder_for_peak_memory) for the greedy
+                              methods, LISTED for eager */
+  int32_t max_fusion_size; /* 0 = the graph's */
+  int32_t rounds;          /* >= 1 */
+  int32_t bucket_pairs;    /* >= 1 */
+  int32_t max_distance;    /* >= 0: horizontal pairs further apart in the
+                              listed order are not fused */
+  uint64_t min_shared;     /* bytes */
+  uint64_t peak_limit;     /* greedy-peak only: no fusion may raise the
+                              plan's peak above this; 0 = the eager peak */
+} fp_fusion_params;
+
+/* Fills `prm` with the defaults for `method`. */
+void fp_fusion_params_init(fp_fusion_params *prm, fp_method method);
+
+/* Checks parameters; FP_EARG with a message naming the field. */
+fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err);
+
+/* Runs a fusion method on a finalized graph and writes a legal plan into
+ * `out` (its groups are replaced; solver.method/status/time_s set).
+ * greedy-peak returns a plan whose peak is <= peak_limit whenever some
+ * order of the unfused nodes (listed, lpmf, bfs, dfs) meets the limit;
+ * otherwise FP_EINFEASIBLE with a message giving the lowest peak found.
+ * Fails with FP_EARG (bad params), FP_EINFEASIBLE, FP_ENOMEM. */
+fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
+                  fp_error *err);
+
+#endif /* FP_HEURISTICS_H */

@@ -282,37 +282,38 @@ fp_status fp_plan_eval(const fp_graph *g, const fp_plan *p, fp_metrics *out,
 
 /* ---- lower bounds ------------------------------------------------------- */
 
-/* Smallest per-read bytes over the read entries of buffer b by node v. */
-static uint64_t min_read_bytes(const fp_node *n, int32_t b, uint64_t cap) {
-  for (int32_t i = 0; i < n->n_reads; i++)
-    if (n->reads[i].buffer == b && n->reads[i].bytes < cap)
-      cap = n->reads[i].bytes;
-  return cap;
+/* Per buffer: the smallest per-read bytes over all its reads (any_min)
+ * and over reads by nodes that can never share the writer's group
+ * (sep_min); UINT64_MAX when there is none.  One pass over all reads. */
+static void min_reads(const fp_graph *g, bool can_fuse, uint64_t *any_min,
+                      uint64_t *sep_min) {
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    any_min[b] = sep_min[b] = UINT64_MAX;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    const fp_node *n = fp_graph_node(g, v);
+    for (int32_t i = 0; i < n->n_reads; i++) {
+      int32_t b = n->reads[i].buffer, w = fp_graph_buffer(g, b)->writer;
+      uint64_t bytes = n->reads[i].bytes;
+      any_min[b] = bytes < any_min[b] ? bytes : any_min[b];
+      if (w >= 0 && !(can_fuse && fp_graph_compatible(g, w, v)))
+        sep_min[b] = bytes < sep_min[b] ? bytes : sep_min[b];
+    }
+  }
 }
 
 /* Traffic bound for buffer b; sets *must to whether every plan
  * materializes it. */
-static uint64_t buffer_traffic_bound(const fp_graph *g, int32_t b,
-                                     bool can_fuse, bool *must) {
-  const fp_buffer *buf = fp_graph_buffer(g, b);
-  uint64_t sep_read = UINT64_MAX, any_read = UINT64_MAX;
-  for (int32_t i = 0; i < buf->n_readers; i++) {
-    int32_t c = buf->readers[i];
-    const fp_node *n = fp_graph_node(g, c);
-    any_read = min_read_bytes(n, b, any_read);
-    if (buf->writer >= 0 &&
-        !(can_fuse && fp_graph_compatible(g, buf->writer, c)))
-      sep_read = min_read_bytes(n, b, sep_read);
-  }
+static uint64_t buffer_traffic_bound(const fp_buffer *buf, uint64_t any_min,
+                                     uint64_t sep_min, bool *must) {
   *must = false;
   if (buf->input)
-    return buf->n_readers ? any_read : 0;
+    return buf->n_readers ? any_min : 0;
   if (buf->writer < 0)
     return 0;
-  *must = buf->output || buf->n_readers == 0 || sep_read != UINT64_MAX;
+  *must = buf->output || buf->n_readers == 0 || sep_min != UINT64_MAX;
   if (!*must)
     return 0;
-  return buf->bytes + (sep_read != UINT64_MAX ? sep_read : 0);
+  return buf->bytes + (sep_min != UINT64_MAX ? sep_min : 0);
 }
 
 /* Peak bound at node v: resident inputs + freeable inputs it reads + the
@@ -337,18 +338,21 @@ static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
 }
 
 fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
-  int32_t nb = fp_graph_buffer_count(g);
-  bool *must = calloc((size_t)nb + 1, sizeof *must);
-  int32_t *stamp = malloc(((size_t)nb + 1) * sizeof *stamp);
-  if (!must || !stamp) {
-    free(must);
-    free(stamp);
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
+  bool *must = calloc(nb, sizeof *must);
+  int32_t *stamp = malloc(nb * sizeof *stamp);
+  uint64_t *any_min = malloc(nb * sizeof *any_min);
+  uint64_t *sep_min = malloc(nb * sizeof *sep_min);
+  fp_status st = FP_OK;
+  if (!must || !stamp || !any_min || !sep_min) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto done;
   }
-  bool can_fuse = fp_graph_max_fusion_size(g) > 1;
+  min_reads(g, fp_graph_max_fusion_size(g) > 1, any_min, sep_min);
   out->traffic_bytes = 0;
-  for (int32_t b = 0; b < nb; b++) {
-    out->traffic_bytes += buffer_traffic_bound(g, b, can_fuse, &must[b]);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    out->traffic_bytes += buffer_traffic_bound(
+        fp_graph_buffer(g, b), any_min[b], sep_min[b], &must[b]);
     stamp[b] = -1;
   }
   out->peak_bytes = fp_graph_resident_bytes(g);
@@ -356,7 +360,10 @@ fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
     uint64_t s = node_peak_bound(g, v, must, stamp);
     out->peak_bytes = s > out->peak_bytes ? s : out->peak_bytes;
   }
+done:
   free(must);
   free(stamp);
-  return FP_OK;
+  free(any_min);
+  free(sep_min);
+  return st;
 }

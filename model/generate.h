@@ -39,9 +39,11 @@ typedef struct fp_gen_params {
 /* Fills `p` with the defaults above. */
 void fp_gen_params_init(fp_gen_params *p);
 
-/* Generates a finalized graph.  The node count is within 10% of `size`
- * (exactly `size` for the random family).  Fails with FP_EARG on bad
- * parameters, FP_ENOMEM. */
+/* Generates a finalized graph of exactly p->size nodes: one training step
+ * (forward, loss, backward) of a transformer / convnet / mlp, or a random
+ * NN-like DAG.  Fails with FP_EARG on bad parameters (NULL p or out,
+ * unknown family, size outside FP_GEN_MIN_SIZE..FP_GEN_MAX_SIZE), or
+ * FP_ENOMEM; *out is NULL on failure. */
 fp_status fp_generate(const fp_gen_params *p, fp_graph **out, fp_error *err);
 
 /* Family names ("transformer") and their parser (-1 if unknown). */

@@ -52,14 +52,15 @@ int fp_op_parse(const char *s) {
   return -1;
 }
 
-static const char *const index_names[] = {"auto", "elem", "row", "col"};
+static const char *const index_names[] = {"auto", "elem", "row", "col",
+                                          "trans"};
 
 const char *fp_index_name(fp_index ix) {
-  return (unsigned)ix < 4 ? index_names[ix] : "unknown";
+  return (unsigned)ix <= FP_INDEX_TRANS ? index_names[ix] : "unknown";
 }
 
 int fp_index_parse(const char *s) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i <= FP_INDEX_TRANS; i++)
     if (strcmp(s, index_names[i]) == 0)
       return i;
   return -1;
@@ -147,6 +148,8 @@ static fp_status check_building(const fp_graph *g, fp_error *err) {
 }
 
 fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
   if (k < 1)
     return fp_error_set(err, FP_EINPUT, "max_fusion_size: must be >= 1, got %d",
                         (int)k);
@@ -155,6 +158,8 @@ fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err) {
 }
 
 fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
   char *s = dup_str(source ? source : "");
   if (!s)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -163,15 +168,25 @@ fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
   return FP_OK;
 }
 
-/* Adds `bytes` to the graph's running total; FP_ELIMIT past the bound that
- * keeps every evaluator sum inside uint64_t. */
-static fp_status add_total(fp_graph *g, uint64_t bytes, const char *what,
-                           const char *name, fp_error *err) {
+/* Checks that `bytes` more keep the graph's running total below the bound
+ * that keeps every evaluator sum inside uint64_t (FP_ELIMIT otherwise).
+ * Does not add them: callers commit only once nothing else can fail. */
+static fp_status check_total(const fp_graph *g, uint64_t bytes,
+                             const char *what, const char *name,
+                             fp_error *err) {
   if (bytes >= FP_MAX_TOTAL_BYTES - g->total_bytes)
     return fp_error_set(err, FP_ELIMIT,
                         "%s '%s': total bytes of the graph exceed 2^62", what,
                         name);
-  g->total_bytes += bytes;
+  return FP_OK;
+}
+
+/* FP_ELIMIT when `count + more` items would pass FP_MAX_ITEMS. */
+static fp_status check_items(int64_t count, int64_t more, const char *what,
+                             const char *name, fp_error *err) {
+  if (count + more > FP_MAX_ITEMS)
+    return fp_error_set(err, FP_ELIMIT, "%s '%s': more than %d items", what,
+                        name, FP_MAX_ITEMS);
   return FP_OK;
 }
 
@@ -195,33 +210,34 @@ static const char *intern_name(fp_graph *g, const char *name, const char *what,
 
 int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
                             bool input, bool freeable, fp_error *err) {
+  const char *label = name ? name : "";
   if (check_building(g, err) != FP_OK)
     return -1;
   if (bytes >= FP_MAX_BYTES) {
     fp_error_set(err, FP_EINPUT, "buffer '%s': bytes must be below 2^53",
-                 name ? name : "");
+                 label);
     return -1;
   }
   if (freeable && !input) {
     fp_error_set(err, FP_EINPUT,
-                 "buffer '%s': freeable is only allowed on inputs", name);
+                 "buffer '%s': freeable is only allowed on inputs", label);
     return -1;
   }
-  if (fp_graph_find_buffer(g, name ? name : "") >= 0) {
-    fp_error_set(err, FP_EINPUT, "buffer '%s': duplicate name", name);
+  if (fp_graph_find_buffer(g, label) >= 0) {
+    fp_error_set(err, FP_EINPUT, "buffer '%s': duplicate name", label);
     return -1;
   }
+  if (check_total(g, bytes, "buffer", label, err) != FP_OK ||
+      check_items(g->n_buffers, 1, "buffer", label, err) != FP_OK)
+    return -1;
   const char *nm = intern_name(g, name, "buffer", err);
   if (!nm)
     return -1;
-  if (add_total(g, bytes, "buffer", nm, err) != FP_OK)
-    return -1;
-  if (GROW(g, buffers, cap_buffers, (int64_t)g->n_buffers + 1) != 0) {
-    fp_error_set(err, FP_ENOMEM, "buffer '%s': out of memory", nm);
-    return -1;
-  }
+  /* The map insert is the last step that can fail: nothing changes before
+   * it, nothing can fail after it. */
   int32_t b = g->n_buffers;
-  if (fp_strmap_put(&g->buffer_map, nm, b) < 0) {
+  if (GROW(g, buffers, cap_buffers, (int64_t)b + 1) != 0 ||
+      fp_strmap_put(&g->buffer_map, nm, b) < 0) {
     fp_error_set(err, FP_ENOMEM, "buffer '%s': out of memory", nm);
     return -1;
   }
@@ -232,6 +248,7 @@ int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
   buf->input = input;
   buf->freeable = freeable;
   buf->writer = -1;
+  g->total_bytes += bytes;
   g->n_buffers++;
   return b;
 }
@@ -257,7 +274,7 @@ static int64_t f32_elems(const fp_graph *g, int32_t b) {
 static bool index_fits(int64_t e, uint64_t n, fp_index ix) {
   if (e <= 0)
     return false;
-  if (ix == FP_INDEX_ELEM)
+  if (ix == FP_INDEX_ELEM || ix == FP_INDEX_TRANS)
     return (uint64_t)e == n;
   return n % (uint64_t)e == 0;
 }
@@ -368,7 +385,7 @@ static fp_status check_reads(fp_graph *g, const fp_node_spec *s,
                           "'%s' (%llu)",
                           s->name, (int)i, (unsigned long long)rb, buf->name,
                           (unsigned long long)buf->bytes);
-    if (s->reads[i].index > FP_INDEX_COL)
+    if (s->reads[i].index > FP_INDEX_TRANS)
       return fp_error_set(err, FP_EINPUT, "node '%s': reads[%d]: bad index",
                           s->name, (int)i);
   }
@@ -404,32 +421,57 @@ static fp_status check_writes(fp_graph *g, const fp_node_spec *s,
   return FP_OK;
 }
 
-/* Appends the spec's read and write lists; records the node as writer. */
-static fp_status store_lists(fp_graph *g, const fp_node_spec *s, int32_t v,
-                             fp_error *err) {
-  if (GROW(g, reads, cap_reads, (int64_t)g->n_reads + s->n_reads) != 0 ||
-      GROW(g, writes, cap_writes, (int64_t)g->n_writes + s->n_writes) != 0)
-    return fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", s->name);
+/* Sum of the spec's read bytes (FP_READ_WHOLE resolved); FP_ELIMIT when
+ * the graph total would pass 2^62. */
+static fp_status sum_reads(const fp_graph *g, const fp_node_spec *s,
+                           uint64_t *sum, fp_error *err) {
+  *sum = 0;
+  for (int32_t i = 0; i < s->n_reads; i++) {
+    uint64_t rb = s->reads[i].bytes;
+    *sum += rb == FP_READ_WHOLE ? g->buffers[s->reads[i].buffer].bytes : rb;
+    if (check_total(g, *sum, "node", s->name, err) != FP_OK)
+      return FP_ELIMIT; /* checked per step: the sum itself cannot wrap */
+  }
+  return FP_OK;
+}
+
+/* Appends the spec's read and write lists, records the node as writer of
+ * its buffers.  Cannot fail: capacity was reserved by the caller. */
+static void store_lists(fp_graph *g, const fp_node_spec *s, int32_t v) {
   for (int32_t i = 0; i < s->n_reads; i++) {
     fp_read r = s->reads[i];
     if (r.bytes == FP_READ_WHOLE)
       r.bytes = g->buffers[r.buffer].bytes;
-    if (add_total(g, r.bytes, "node", s->name, err) != FP_OK)
-      return FP_ELIMIT;
     g->reads[g->n_reads++] = r;
   }
   for (int32_t i = 0; i < s->n_writes; i++) {
     g->writes[g->n_writes++] = s->writes[i];
     g->buffers[s->writes[i]].writer = v;
   }
+}
+
+/* Reserves room for node v and its lists; FP_ELIMIT / FP_ENOMEM. */
+static fp_status reserve_node(fp_graph *g, const fp_node_spec *s,
+                              fp_error *err) {
+  if (check_items(g->n_nodes, 1, "node", s->name, err) != FP_OK ||
+      check_items(g->n_reads, s->n_reads, "node", s->name, err) != FP_OK ||
+      check_items(g->n_writes, s->n_writes, "node", s->name, err) != FP_OK)
+    return FP_ELIMIT;
+  if (GROW(g, nodes, cap_nodes, (int64_t)g->n_nodes + 1) != 0 ||
+      GROW(g, reads, cap_reads, (int64_t)g->n_reads + s->n_reads) != 0 ||
+      GROW(g, writes, cap_writes, (int64_t)g->n_writes + s->n_writes) != 0)
+    return fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", s->name);
   return FP_OK;
 }
 
 int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
+  const char *label = s->name ? s->name : "";
+  fp_node_spec spec = *s;
+  uint64_t read_sum;
+  spec.name = label;
   if (check_building(g, err) != FP_OK)
     return -1;
-  const char *label = s->name ? s->name : "";
-  if (s->n_reads < 0 || s->n_writes < 0) {
+  if (spec.n_reads < 0 || spec.n_writes < 0) {
     fp_error_set(err, FP_EARG, "node '%s': negative list length", label);
     return -1;
   }
@@ -437,17 +479,20 @@ int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
     fp_error_set(err, FP_EINPUT, "node '%s': duplicate name", label);
     return -1;
   }
-  if (check_iter(s, err) != FP_OK || check_reads(g, s, err) != FP_OK ||
-      check_writes(g, s, err) != FP_OK || check_op(g, s, err) != FP_OK)
+  if (check_iter(&spec, err) != FP_OK || check_reads(g, &spec, err) != FP_OK ||
+      check_writes(g, &spec, err) != FP_OK ||
+      check_op(g, &spec, err) != FP_OK ||
+      sum_reads(g, &spec, &read_sum, err) != FP_OK ||
+      reserve_node(g, &spec, err) != FP_OK)
     return -1;
   const char *nm = intern_name(g, s->name, "node", err);
-  if (!nm)
-    return -1;
-  if (GROW(g, nodes, cap_nodes, (int64_t)g->n_nodes + 1) != 0) {
-    fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
+  int32_t v = g->n_nodes;
+  /* The map insert is the last step that can fail. */
+  if (!nm || fp_strmap_put(&g->node_map, nm, v) < 0) {
+    if (nm)
+      fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
     return -1;
   }
-  int32_t v = g->n_nodes;
   fp_node *n = &g->nodes[v];
   memset(n, 0, sizeof *n);
   n->name = nm;
@@ -462,12 +507,8 @@ int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
     n->op = *s->op;
   else
     fp_op_init(&n->op);
-  if (store_lists(g, s, v, err) != FP_OK)
-    return -1;
-  if (fp_strmap_put(&g->node_map, nm, v) < 0) {
-    fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
-    return -1;
-  }
+  store_lists(g, s, v);
+  g->total_bytes += read_sum;
   g->n_nodes++;
   return v;
 }

@@ -76,16 +76,20 @@ typedef enum fp_op_fn {
       FP_OP_COUNT_
 } fp_op_fn;
 
-/* How element i of a node's iteration space (N = numel * rnumel elements)
- * indexes a read buffer of E float32 elements: ELEM i (E == N); ROW i/(N/E)
- * (a per-row value broadcast along the last dimension, e.g. a reduction
- * result); COL i%E (a per-column value, e.g. a bias).  AUTO is ELEM when
+/* How element i of a node's iteration space (N = numel * rnumel elements,
+ * i = o * rnumel + r for output o and reduction index r) indexes a read
+ * buffer of E float32 elements: ELEM i (E == N); ROW i/(N/E) (a per-row
+ * value broadcast along the last dimension, e.g. a reduction result); COL
+ * i%E (a per-column value, e.g. a bias); TRANS r * numel + o (E == N: a
+ * reduction over the rows of a row-major [rnumel, numel] buffer, i.e. a
+ * column sum; the same as ELEM for pointwise nodes).  AUTO is ELEM when
  * E == N and ROW otherwise. */
 typedef enum fp_index {
   FP_INDEX_AUTO = 0,
   FP_INDEX_ELEM = 1,
   FP_INDEX_ROW = 2,
-  FP_INDEX_COL = 3
+  FP_INDEX_COL = 3,
+  FP_INDEX_TRANS = 4
 } fp_index;
 
 typedef struct fp_op {
@@ -135,15 +139,18 @@ fp_graph *fp_graph_create(const char *name);
 /* Frees the graph and everything it owns.  NULL is a no-op. */
 void fp_graph_destroy(fp_graph *g);
 
-/* Sets max_fusion_size (>= 1); FP_EINPUT otherwise. */
+/* Sets max_fusion_size (>= 1); FP_EINPUT otherwise, FP_EARG once the
+ * graph is finalized. */
 fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err);
 
-/* Sets the free-form provenance string written as meta.source (copied). */
+/* Sets the free-form provenance string written as meta.source (copied);
+ * FP_EARG once finalized, FP_ENOMEM. */
 fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err);
 
 /* Adds a buffer; returns its index (>= 0) or -1 with err filled:
  * FP_EINPUT for an empty or duplicate name, bytes >= 2^53, or freeable on a
- * non-input; FP_ELIMIT past FP_MAX_ITEMS; FP_ENOMEM. */
+ * non-input; FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM.
+ * A failed call leaves the graph as it was. */
 int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
                             bool input, bool freeable, fp_error *err);
 
@@ -170,7 +177,8 @@ typedef struct fp_node_spec {
  * same buffer twice, a read of a buffer not yet written (not topological),
  * a read override larger than the buffer, a missing/zero iter on a
  * non-extern node, or an op that does not fit the node (docs/ops.md);
- * FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM. */
+ * FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM.  A failed
+ * call leaves the graph as it was. */
 int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec, fp_error *err);
 
 /* Marks buffer `b` as a graph output (idempotent).  FP_EINPUT on a bad

@@ -7,6 +7,7 @@
  * presence, resolves names, and puts the file name and JSON path in front
  * of every message.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,8 +203,8 @@ static fp_status load_op_index(loader *L, const cJSON *op, const char *node,
     int m = cJSON_IsString(it) ? fp_index_parse(it->valuestring) : -1;
     if (m < 0)
       return FAIL(L,
-                  "%s: node '%s': op.index[%d]: expected auto, elem, row or "
-                  "col",
+                  "%s: node '%s': op.index[%d]: expected auto, elem, row, "
+                  "col or trans",
                   L->src, node, i);
     L->reads[i].index = (uint8_t)m;
   }
@@ -224,8 +225,9 @@ static fp_status load_op(loader *L, const cJSON *obj, const char *node,
     return FAIL(L, "%s: node '%s': op.fn: missing or unknown", L->src, node);
   op->fn = (fp_op_fn)f;
   const cJSON *al = field(o, "alpha");
-  if (al && !cJSON_IsNumber(al))
-    return FAIL(L, "%s: node '%s': op.alpha: expected a number", L->src, node);
+  if (al && (!cJSON_IsNumber(al) || !isfinite(al->valuedouble)))
+    return FAIL(L, "%s: node '%s': op.alpha: expected a finite number", L->src,
+                node);
   if (al)
     op->alpha = al->valuedouble;
   if (op_u32(L, o, "m", node, &op->m) || op_u32(L, o, "n", node, &op->n) ||
@@ -501,7 +503,9 @@ static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
   if (g->meta_json) {
     fp_jbuf_puts(b, g->meta_json);
   } else {
-    fp_jbuf_puts(b, "{\"source\": ");
+    /* Compact, as cJSON re-prints a loaded meta: save/load/save is a fixed
+     * point from the first save. */
+    fp_jbuf_puts(b, "{\"source\":");
     fp_jbuf_str(b, fp_graph_source(g));
     fp_jbuf_puts(b, "}");
   }

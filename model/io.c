@@ -57,12 +57,18 @@ fp_status fp_file_read_all(const char *path, char **data, size_t *len,
       goto fail;
     }
     int got = gzread(f, buf + n, 1u << 20);
-    if (got < 0) {
-      int zerr;
-      const char *msg = gzerror(f, &zerr);
-      st = fp_error_set(err, zerr == Z_ERRNO ? FP_EIO : FP_EINPUT,
-                        "%s: read error: %s", path,
-                        zerr == Z_ERRNO ? strerror(errno) : msg);
+    int zerr = Z_OK;
+    /* End of input is got == 0; a gzip stream cut short also ends with 0
+     * and is told apart only by Z_BUF_ERROR from gzerror. */
+    gzerror(f, &zerr);
+    if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+      st = zerr == Z_ERRNO
+               ? fp_error_set(err, FP_EIO, "%s: read error: %s", path,
+                              strerror(errno))
+               : fp_error_set(err, FP_EINPUT,
+                              "%s: corrupt or truncated gzip data (%s)", path,
+                              zerr == Z_BUF_ERROR ? "unexpected end of stream"
+                                                  : "bad compressed data");
       goto fail;
     }
     if (got == 0)

@@ -139,9 +139,18 @@ void fp_jbuf_str(fp_jbuf *b, const char *s) {
   char *o = b->s + b->len;
   *o++ = '"';
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') {
+    /* The same escapes as cJSON's printer, so that text we write and text
+     * cJSON re-prints (the kept "meta" object) compare equal. */
+    char esc = *p == '\b'                ? 'b'
+               : *p == '\f'              ? 'f'
+               : *p == '\n'              ? 'n'
+               : *p == '\r'              ? 'r'
+               : *p == '\t'              ? 't'
+               : *p == '"' || *p == '\\' ? (char)*p
+                                         : 0;
+    if (esc) {
       *o++ = '\\';
-      *o++ = (char)*p;
+      *o++ = esc;
     } else if (*p < 0x20) {
       o += sprintf(o, "\\u%04x", *p);
     } else {

@@ -22,56 +22,59 @@ void fp_strmap_init(fp_strmap *m) {
 
 void fp_strmap_free(fp_strmap *m) {
   free(m->keys);
+  free(m->hashes);
   free(m->vals);
   fp_strmap_init(m);
 }
 
-static size_t find_slot(const char **keys, size_t cap, const char *key) {
-  size_t i = (size_t)hash_str(key) & (cap - 1);
-  while (keys[i] && strcmp(keys[i], key) != 0)
-    i = (i + 1) & (cap - 1);
+static size_t find_slot(const fp_strmap *m, const char *key, uint64_t h) {
+  size_t i = (size_t)h & (m->cap - 1);
+  while (m->keys[i] && (m->hashes[i] != h || strcmp(m->keys[i], key) != 0))
+    i = (i + 1) & (m->cap - 1);
   return i;
 }
 
 int32_t fp_strmap_get(const fp_strmap *m, const char *key) {
   if (m->cap == 0)
     return -1;
-  size_t i = find_slot(m->keys, m->cap, key);
+  size_t i = find_slot(m, key, hash_str(key));
   return m->keys[i] ? m->vals[i] : -1;
 }
 
 /* Rehashes into a table of `cap` slots.  Returns -1 when out of memory
  * (the old table is kept). */
 static int grow(fp_strmap *m, size_t cap) {
-  const char **keys = calloc(cap, sizeof *keys);
-  int32_t *vals = malloc(cap * sizeof *vals);
-  if (!keys || !vals) {
-    free(keys);
-    free(vals);
+  fp_strmap n = {calloc(cap, sizeof(char *)), malloc(cap * sizeof(uint64_t)),
+                 malloc(cap * sizeof(int32_t)), cap, m->count};
+  if (!n.keys || !n.hashes || !n.vals) {
+    fp_strmap_free(&n);
     return -1;
   }
+  /* Rehash by the stored hashes: no string is read. */
   for (size_t i = 0; i < m->cap; i++) {
-    if (m->keys[i]) {
-      size_t j = find_slot(keys, cap, m->keys[i]);
-      keys[j] = m->keys[i];
-      vals[j] = m->vals[i];
-    }
+    if (!m->keys[i])
+      continue;
+    size_t j = (size_t)m->hashes[i] & (cap - 1);
+    while (n.keys[j])
+      j = (j + 1) & (cap - 1);
+    n.keys[j] = m->keys[i];
+    n.hashes[j] = m->hashes[i];
+    n.vals[j] = m->vals[i];
   }
-  free(m->keys);
-  free(m->vals);
-  m->keys = keys;
-  m->vals = vals;
-  m->cap = cap;
+  fp_strmap_free(m);
+  *m = n;
   return 0;
 }
 
 int fp_strmap_put(fp_strmap *m, const char *key, int32_t val) {
   if ((m->count + 1) * 2 > m->cap && grow(m, m->cap ? m->cap * 2 : 64) != 0)
     return -1;
-  size_t i = find_slot(m->keys, m->cap, key);
+  uint64_t h = hash_str(key);
+  size_t i = find_slot(m, key, h);
   if (m->keys[i])
     return 1;
   m->keys[i] = key;
+  m->hashes[i] = h;
   m->vals[i] = val;
   m->count++;
   return 0;

@@ -13,6 +13,7 @@
 
 typedef struct fp_strmap {
   const char **keys; /* NULL = empty slot */
+  uint64_t *hashes;  /* compared before the key: most probes touch no string */
   int32_t *vals;
   size_t cap; /* 0 or a power of two */
   size_t count;

@@ -310,7 +310,7 @@ START_TEST(enum_names) {
     ck_assert_int_eq(fp_kind_parse(fp_kind_name((fp_kind)k)), k);
   for (int f = 1; f < FP_OP_COUNT_; f++)
     ck_assert_int_eq(fp_op_parse(fp_op_name((fp_op_fn)f)), f);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i <= FP_INDEX_TRANS; i++)
     ck_assert_int_eq(fp_index_parse(fp_index_name((fp_index)i)), i);
   ck_assert_int_eq(fp_kind_parse("template"), -1);
   ck_assert_int_eq(fp_op_parse("none"), -1);
