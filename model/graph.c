@@ -223,10 +223,6 @@ int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
                  "buffer '%s': freeable is only allowed on inputs", label);
     return -1;
   }
-  if (fp_graph_find_buffer(g, label) >= 0) {
-    fp_error_set(err, FP_EINPUT, "buffer '%s': duplicate name", label);
-    return -1;
-  }
   if (check_total(g, bytes, "buffer", label, err) != FP_OK ||
       check_items(g->n_buffers, 1, "buffer", label, err) != FP_OK)
     return -1;
@@ -236,9 +232,14 @@ int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
   /* The map insert is the last step that can fail: nothing changes before
    * it, nothing can fail after it. */
   int32_t b = g->n_buffers;
-  if (GROW(g, buffers, cap_buffers, (int64_t)b + 1) != 0 ||
-      fp_strmap_put(&g->buffer_map, nm, b) < 0) {
-    fp_error_set(err, FP_ENOMEM, "buffer '%s': out of memory", nm);
+  int put = GROW(g, buffers, cap_buffers, (int64_t)b + 1) != 0
+                ? -1
+                : fp_strmap_put(&g->buffer_map, nm, b);
+  if (put != 0) { /* one lookup finds duplicates and inserts */
+    fp_error_set(err, put > 0 ? FP_EINPUT : FP_ENOMEM,
+                 put > 0 ? "buffer '%s': duplicate name"
+                         : "buffer '%s': out of memory",
+                 nm);
     return -1;
   }
   fp_buffer *buf = &g->buffers[b];
@@ -475,10 +476,6 @@ int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
     fp_error_set(err, FP_EARG, "node '%s': negative list length", label);
     return -1;
   }
-  if (fp_graph_find_node(g, label) >= 0) {
-    fp_error_set(err, FP_EINPUT, "node '%s': duplicate name", label);
-    return -1;
-  }
   if (check_iter(&spec, err) != FP_OK || check_reads(g, &spec, err) != FP_OK ||
       check_writes(g, &spec, err) != FP_OK ||
       check_op(g, &spec, err) != FP_OK ||
@@ -487,10 +484,15 @@ int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
     return -1;
   const char *nm = intern_name(g, s->name, "node", err);
   int32_t v = g->n_nodes;
-  /* The map insert is the last step that can fail. */
-  if (!nm || fp_strmap_put(&g->node_map, nm, v) < 0) {
+  /* The map insert is the last step that can fail; it also finds
+   * duplicate names (one lookup instead of two). */
+  int put = nm ? fp_strmap_put(&g->node_map, nm, v) : -1;
+  if (put != 0) {
     if (nm)
-      fp_error_set(err, FP_ENOMEM, "node '%s': out of memory", nm);
+      fp_error_set(err, put > 0 ? FP_EINPUT : FP_ENOMEM,
+                   put > 0 ? "node '%s': duplicate name"
+                           : "node '%s': out of memory",
+                   nm);
     return -1;
   }
   fp_node *n = &g->nodes[v];

@@ -2,7 +2,8 @@
  * graph_json.c -- the graph file format (docs/formats.md): strict loader
  * and exact writer.
  *
- * The loader walks the cJSON tree once and feeds the graph builder, which
+ * The loader streams the document (top-level members, then one buffer or
+ * node at a time, each parsed by cJSON) and feeds the graph builder, which
  * owns all semantic validation (graph.c); this file checks types and
  * presence, resolves names, and puts the file name and JSON path in front
  * of every message.
@@ -265,23 +266,83 @@ static fp_status load_node(loader *L, const cJSON *obj, int i) {
   return FP_OK;
 }
 
-/* Runs `fn` over every element of the required array `key`. */
-static fp_status load_array(loader *L, const cJSON *root, const char *key,
-                            fp_status (*fn)(loader *, const cJSON *, int)) {
-  const cJSON *arr = field(root, key);
-  if (!cJSON_IsArray(arr))
-    return FAIL(L, "%s: %s: missing or not an array", L->src, key);
-  int i = 0;
-  for (const cJSON *it = arr->child; it; it = it->next, i++) {
-    fp_status st = fn(L, it, i);
-    if (st != FP_OK)
-      return st;
-  }
-  return FP_OK;
+/* The document's top level: the small members parsed by cJSON one by
+ * one, the big arrays ("buffers", "nodes") kept as text spans and parsed
+ * element by element (see json_util.h: memory stays ~1x the file). */
+enum {
+  M_FORMAT,
+  M_VERSION,
+  M_NAME,
+  M_K,
+  M_META,
+  M_OUTPUTS,
+  M_UNFUSIBLE,
+  M_BUFFERS,
+  M_NODES,
+  M_COUNT,
+  M_SMALL = M_BUFFERS
+};
+
+static const char *const member_keys[M_COUNT] = {
+    "format",    "version", "name", "max_fusion_size", "meta", "outputs",
+    "unfusible", "buffers", "nodes"};
+
+typedef struct top {
+  const char *data;
+  fp_json_span span[M_COUNT];
+  const cJSON *item[M_SMALL];
+  fp_json_doc doc[M_SMALL];
+} top;
+
+static void top_free(top *T) {
+  for (int i = 0; i < M_SMALL; i++)
+    fp_json_release(&T->doc[i]);
 }
 
-static fp_status load_outputs(loader *L, const cJSON *root) {
-  const cJSON *arr = field(root, "outputs");
+static fp_status load_top(loader *L, const char *data, size_t len, top *T) {
+  fp_status st =
+      fp_json_members(data, len, L->src, member_keys, M_COUNT, T->span, L->err);
+  T->data = data;
+  for (int i = 0; i < M_SMALL && st == FP_OK; i++) {
+    if (T->span[i].len == 0)
+      continue;
+    st = fp_json_parse_at(data, T->span[i].off, T->span[i].len, L->src,
+                          &T->doc[i], L->err);
+    T->item[i] = T->doc[i].root;
+  }
+  return st;
+}
+
+/* Runs `fn` over every element of the required array member `m`, parsing
+ * one element at a time into a reused arena. */
+static fp_status load_array(loader *L, const top *T, int m,
+                            fp_status (*fn)(loader *, const cJSON *, int)) {
+  fp_json_iter it;
+  fp_json_span el;
+  fp_json_doc doc = {0};
+  fp_status st = FP_OK;
+  if (T->span[m].len == 0 || !fp_json_iter_begin(T->data, T->span[m], &it)) {
+    /* Absent, or not an array (cJSON first, in case it is not even JSON). */
+    if (T->span[m].len &&
+        (st = fp_json_parse_at(T->data, T->span[m].off, T->span[m].len, L->src,
+                               &doc, L->err)) != FP_OK)
+      goto done;
+    st = FAIL(L, "%s: %s: missing or not an array", L->src, member_keys[m]);
+    goto done;
+  }
+  int r;
+  while (st == FP_OK && (r = fp_json_iter_next(&it, L->src, &el, L->err)) == 1)
+    if ((st = fp_json_parse_at(T->data, el.off, el.len, L->src, &doc,
+                               L->err)) == FP_OK)
+      st = fn(L, doc.root, it.count - 1);
+  if (st == FP_OK && r < 0)
+    st = FP_EINPUT;
+done:
+  fp_json_release(&doc);
+  return st;
+}
+
+static fp_status load_outputs(loader *L, const cJSON *arr) {
   if (!arr)
     return FP_OK;
   if (!cJSON_IsArray(arr))
@@ -300,8 +361,7 @@ static fp_status load_outputs(loader *L, const cJSON *root) {
   return FP_OK;
 }
 
-static fp_status load_unfusible(loader *L, const cJSON *root) {
-  const cJSON *arr = field(root, "unfusible");
+static fp_status load_unfusible(loader *L, const cJSON *arr) {
   if (!arr)
     return FP_OK;
   if (!cJSON_IsArray(arr))
@@ -325,27 +385,13 @@ static fp_status load_unfusible(loader *L, const cJSON *root) {
   return FP_OK;
 }
 
-/* Top-level scalar fields: name, max_fusion_size, meta.source. */
-static fp_status load_header(loader *L, const cJSON *root) {
-  const cJSON *nm = field(root, "name");
-  if (nm && !cJSON_IsString(nm))
-    return FAIL(L, "%s: name: expected a string", L->src);
-  L->g = fp_graph_create(nm ? nm->valuestring : "");
-  if (!L->g)
-    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
-  const cJSON *k = field(root, "max_fusion_size");
-  uint64_t kv;
-  if (k && (!fp_json_u64(k, &kv) || kv < 1 || kv > INT32_MAX))
-    return FAIL(L, "%s: max_fusion_size: expected a positive integer", L->src);
-  if (k)
-    fp_graph_set_max_fusion_size(L->g, (int32_t)kv, NULL);
-  const cJSON *meta = field(root, "meta");
+/* Keeps the whole meta object verbatim (exporters put provenance and
+ * estimates there) so that a load/save round trip loses nothing. */
+static fp_status keep_meta(loader *L, const cJSON *meta) {
   const cJSON *src = cJSON_IsObject(meta) ? field(meta, "source") : NULL;
   if (cJSON_IsString(src) &&
       fp_graph_set_source(L->g, src->valuestring, L->err) != FP_OK)
     return FP_ENOMEM;
-  /* Keep the whole meta object (exporters put provenance and estimates
-   * there) so that a load/save round trip loses nothing. */
   if (!cJSON_IsObject(meta))
     return FP_OK;
   char *txt = cJSON_PrintUnformatted(meta);
@@ -359,19 +405,38 @@ static fp_status load_header(loader *L, const cJSON *root) {
   return FP_OK;
 }
 
+/* Top-level scalar fields: format, version, name, max_fusion_size, meta. */
+static fp_status load_header(loader *L, const top *T) {
+  fp_status st = fp_json_check_format(T->item[M_FORMAT], T->item[M_VERSION],
+                                      L->src, "fuseplan.graph", L->err);
+  if (st != FP_OK)
+    return st;
+  const cJSON *nm = T->item[M_NAME], *k = T->item[M_K];
+  if (nm && !cJSON_IsString(nm))
+    return FAIL(L, "%s: name: expected a string", L->src);
+  L->g = fp_graph_create(nm ? nm->valuestring : "");
+  if (!L->g)
+    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
+  uint64_t kv;
+  if (k && (!fp_json_u64(k, &kv) || kv < 1 || kv > INT32_MAX))
+    return FAIL(L, "%s: max_fusion_size: expected a positive integer", L->src);
+  if (k)
+    fp_graph_set_max_fusion_size(L->g, (int32_t)kv, NULL);
+  return keep_meta(L, T->item[M_META]);
+}
+
 fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
                                fp_graph **out, fp_error *err) {
   loader L = {.src = source ? source : "<graph>", .err = err};
+  top T;
   fp_status st;
+  memset(&T, 0, sizeof T);
   *out = NULL;
-  cJSON *root = fp_json_parse(data, len, L.src, err);
-  if (!root)
-    return FP_EINPUT;
-  if ((st = fp_json_check_header(root, L.src, "fuseplan.graph", err)) ||
-      (st = load_header(&L, root)) ||
-      (st = load_array(&L, root, "buffers", load_buffer)) ||
-      (st = load_array(&L, root, "nodes", load_node)) ||
-      (st = load_outputs(&L, root)) || (st = load_unfusible(&L, root)))
+  if ((st = load_top(&L, data, len, &T)) || (st = load_header(&L, &T)) ||
+      (st = load_array(&L, &T, M_BUFFERS, load_buffer)) ||
+      (st = load_array(&L, &T, M_NODES, load_node)) ||
+      (st = load_outputs(&L, T.item[M_OUTPUTS])) ||
+      (st = load_unfusible(&L, T.item[M_UNFUSIBLE])))
     goto fail;
   if ((st = fp_graph_finalize(L.g, err)) != FP_OK) {
     fp_error_prefix(err, L.src);
@@ -380,7 +445,7 @@ fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
   *out = L.g;
   L.g = NULL;
 fail:
-  cJSON_Delete(root);
+  top_free(&T);
   fp_graph_destroy(L.g);
   free(L.reads);
   free(L.writes);

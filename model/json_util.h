@@ -17,10 +17,70 @@
 
 #include "model/status.h"
 
-/* Parses `len` bytes of JSON.  On failure returns NULL and fills err with
- * FP_EINPUT "source: malformed JSON at line L, column C". */
-cJSON *fp_json_parse(const char *data, size_t len, const char *source,
-                     fp_error *err);
+/* A parsed document.  Its cJSON tree lives in an arena: millions of
+ * small items are freed at once by fp_json_release, never one by one
+ * (cJSON_Delete must not be called on `root`). */
+typedef struct fp_json_block fp_json_block;
+typedef struct fp_json_doc {
+  cJSON *root;
+  fp_json_block *arena;
+} fp_json_doc;
+
+/* Parses `len` bytes of JSON into doc.  On failure doc->root is NULL and
+ * err holds FP_EINPUT "source: malformed JSON at line L, column C" (or
+ * FP_ENOMEM).  Always call fp_json_release afterwards. */
+fp_status fp_json_parse(const char *data, size_t len, const char *source,
+                        fp_json_doc *doc, fp_error *err);
+
+/* Frees the document's tree.  Safe on a zeroed or failed doc. */
+void fp_json_release(fp_json_doc *doc);
+
+/* Like fp_json_parse for the bytes [data, data + len) that sit at offset
+ * `base` of a larger document (for error positions).  Reuses doc's arena:
+ * the previous tree of doc is gone after this call. */
+fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
+                           const char *source, fp_json_doc *doc, fp_error *err);
+
+/* ---- streaming the top level ---------------------------------------------
+ * A million-node graph as one cJSON tree takes ~7x the file in memory.  The
+ * graph loader instead splits the top-level object into members and the
+ * big arrays into elements with a small scanner, and lets cJSON parse one
+ * element at a time: memory stays ~1x the file, cJSON still does all value
+ * parsing.  The scanner checks the structure it walks ({ } [ ] , : and
+ * strings); everything inside an element is checked by cJSON. */
+
+typedef struct fp_json_span {
+  size_t off, len; /* value text at data + off */
+} fp_json_span;
+
+/* Finds the values of the top-level members named keys[0..n) in one pass
+ * (the first occurrence of each, as cJSON's lookup does): spans[i].len is
+ * 0 when keys[i] is absent.  FP_EINPUT on malformed structure or when
+ * the document is not an object (the message says which). */
+fp_status fp_json_members(const char *data, size_t len, const char *source,
+                          const char *const *keys, int n, fp_json_span *spans,
+                          fp_error *err);
+
+/* FP_OK when the document's first non-blank byte is '{' and the object is
+ * well formed at the top level (members separated properly, nothing after
+ * it); otherwise FP_EINPUT with the position, or "top level: expected an
+ * object" for valid JSON that is not an object. */
+fp_status fp_json_top_check(const char *data, size_t len, const char *source,
+                            fp_error *err);
+
+/* Iterates the elements of an array value. */
+typedef struct fp_json_iter {
+  const char *data;
+  size_t pos, end; /* next byte to scan, end of the array text */
+  int count;
+} fp_json_iter;
+
+/* Starts iterating `span`; 1 when it is an array, 0 otherwise. */
+int fp_json_iter_begin(const char *data, fp_json_span span, fp_json_iter *it);
+
+/* Next element: 1 with *elem set, 0 at the end, -1 on malformed JSON. */
+int fp_json_iter_next(fp_json_iter *it, const char *source, fp_json_span *elem,
+                      fp_error *err);
 
 /* Reads a non-negative integer below 2^53 from a JSON number.  Returns
  * false for non-numbers, negatives, fractions and values >= 2^53. */
@@ -28,6 +88,11 @@ bool fp_json_u64(const cJSON *item, uint64_t *out);
 
 /* Checks `format` and `version` of a document root (an object). */
 fp_status fp_json_check_header(const cJSON *root, const char *source,
+                               const char *format, fp_error *err);
+
+/* The same, given the two member values (either may be NULL: missing). */
+fp_status fp_json_check_format(const cJSON *format_item,
+                               const cJSON *version_item, const char *source,
                                const char *format, fp_error *err);
 
 /* A growable output string.  Any allocation failure sets `oom` and makes

@@ -135,13 +135,15 @@ fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
                               const fp_graph *g, fp_plan **out, fp_error *err) {
   const char *src = source ? source : "<plan>";
   *out = NULL;
-  cJSON *root = fp_json_parse(data, len, src, err);
-  if (!root)
-    return FP_EINPUT;
-  fp_plan *p = fp_plan_create();
-  fp_status st = p ? load_plan(root, src, g, p, err)
-                   : fp_error_set(err, FP_ENOMEM, "%s: out of memory", src);
-  cJSON_Delete(root);
+  fp_json_doc doc;
+  fp_status st = fp_json_parse(data, len, src, &doc, err);
+  fp_plan *p = NULL;
+  if (st == FP_OK) {
+    p = fp_plan_create();
+    st = p ? load_plan(doc.root, src, g, p, err)
+           : fp_error_set(err, FP_ENOMEM, "%s: out of memory", src);
+  }
+  fp_json_release(&doc);
   if (st != FP_OK) {
     fp_plan_destroy(p);
     return st;

@@ -30,6 +30,35 @@ const char *fp_status_name(fp_status s) {
   }
 }
 
+/* Rewrites control characters in msg (from names in input files) as
+ * visible escapes (\n, \t, \xNN), so a message always stays one line;
+ * truncates to fit. */
+static void escape_controls(char *msg, size_t cap) {
+  char tmp[FP_ERROR_MSG_MAX];
+  size_t o = 0;
+  for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+    char esc[8];
+    if (*p >= 0x20 && *p != 0x7f) {
+      esc[0] = (char)*p;
+      esc[1] = '\0';
+    } else {
+      snprintf(esc, sizeof esc,
+               *p == '\n'   ? "\\n"
+               : *p == '\t' ? "\\t"
+               : *p == '\r' ? "\\r"
+                            : "\\x%02x",
+               *p);
+    }
+    size_t n = strlen(esc);
+    if (o + n >= sizeof tmp || o + n >= cap)
+      break;
+    memcpy(tmp + o, esc, n);
+    o += n;
+  }
+  tmp[o] = '\0';
+  memcpy(msg, tmp, o + 1);
+}
+
 fp_status fp_error_set(fp_error *err, fp_status code, const char *fmt, ...) {
   if (err) {
     va_list ap;
@@ -37,6 +66,7 @@ fp_status fp_error_set(fp_error *err, fp_status code, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    escape_controls(err->msg, sizeof err->msg);
   }
   return code;
 }
@@ -60,6 +90,7 @@ void fp_error_prefix(fp_error *err, const char *prefix) {
     err->msg[pl - 2] = ':';
     err->msg[pl - 1] = ' ';
   }
+  escape_controls(err->msg, sizeof err->msg);
 }
 
 void fp_error_clear(fp_error *err) {

@@ -21,15 +21,14 @@ void fp_strmap_init(fp_strmap *m) {
 }
 
 void fp_strmap_free(fp_strmap *m) {
-  free(m->keys);
-  free(m->hashes);
-  free(m->vals);
+  free(m->slots);
   fp_strmap_init(m);
 }
 
 static size_t find_slot(const fp_strmap *m, const char *key, uint64_t h) {
   size_t i = (size_t)h & (m->cap - 1);
-  while (m->keys[i] && (m->hashes[i] != h || strcmp(m->keys[i], key) != 0))
+  const fp_strmap_slot *s;
+  while ((s = &m->slots[i])->key && (s->hash != h || strcmp(s->key, key) != 0))
     i = (i + 1) & (m->cap - 1);
   return i;
 }
@@ -37,32 +36,27 @@ static size_t find_slot(const fp_strmap *m, const char *key, uint64_t h) {
 int32_t fp_strmap_get(const fp_strmap *m, const char *key) {
   if (m->cap == 0)
     return -1;
-  size_t i = find_slot(m, key, hash_str(key));
-  return m->keys[i] ? m->vals[i] : -1;
+  const fp_strmap_slot *s = &m->slots[find_slot(m, key, hash_str(key))];
+  return s->key ? s->val : -1;
 }
 
-/* Rehashes into a table of `cap` slots.  Returns -1 when out of memory
- * (the old table is kept). */
+/* Rehashes into a table of `cap` slots by the stored hashes (no string is
+ * read).  Returns -1 when out of memory (the old table is kept). */
 static int grow(fp_strmap *m, size_t cap) {
-  fp_strmap n = {calloc(cap, sizeof(char *)), malloc(cap * sizeof(uint64_t)),
-                 malloc(cap * sizeof(int32_t)), cap, m->count};
-  if (!n.keys || !n.hashes || !n.vals) {
-    fp_strmap_free(&n);
+  fp_strmap_slot *slots = calloc(cap, sizeof *slots);
+  if (!slots)
     return -1;
-  }
-  /* Rehash by the stored hashes: no string is read. */
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i])
+    if (!m->slots[i].key)
       continue;
-    size_t j = (size_t)m->hashes[i] & (cap - 1);
-    while (n.keys[j])
+    size_t j = (size_t)m->slots[i].hash & (cap - 1);
+    while (slots[j].key)
       j = (j + 1) & (cap - 1);
-    n.keys[j] = m->keys[i];
-    n.hashes[j] = m->hashes[i];
-    n.vals[j] = m->vals[i];
+    slots[j] = m->slots[i];
   }
-  fp_strmap_free(m);
-  *m = n;
+  free(m->slots);
+  m->slots = slots;
+  m->cap = cap;
   return 0;
 }
 
@@ -70,12 +64,10 @@ int fp_strmap_put(fp_strmap *m, const char *key, int32_t val) {
   if ((m->count + 1) * 2 > m->cap && grow(m, m->cap ? m->cap * 2 : 64) != 0)
     return -1;
   uint64_t h = hash_str(key);
-  size_t i = find_slot(m, key, h);
-  if (m->keys[i])
+  fp_strmap_slot *s = &m->slots[find_slot(m, key, h)];
+  if (s->key)
     return 1;
-  m->keys[i] = key;
-  m->hashes[i] = h;
-  m->vals[i] = val;
+  *s = (fp_strmap_slot){h, key, val};
   m->count++;
   return 0;
 }
