@@ -63,12 +63,18 @@ demo() {
   echo
   echo "== fuseplan info $g"
   $fp info "$g"
+  for m in eager greedy greedy-lowmem greedy-peak; do
+    echo
+    echo "== fuseplan solve $g --method $m -o build/demo.$m.plan.json"
+    $fp solve "$g" --method "$m" -o "build/demo.$m.plan.json"
+  done
   echo
-  echo "== fuseplan solve $g --method eager -o build/demo.plan.json"
-  $fp solve "$g" --method eager -o build/demo.plan.json
+  echo "== fuseplan compare $g build/demo.*.plan.json"
+  $fp compare "$g" build/demo.greedy.plan.json build/demo.greedy-lowmem.plan.json \
+    build/demo.greedy-peak.plan.json
   echo
-  echo "== fuseplan eval $g build/demo.plan.json"
-  $fp eval "$g" build/demo.plan.json
+  echo "== fuseplan eval $g build/demo.greedy-peak.plan.json"
+  $fp eval "$g" build/demo.greedy-peak.plan.json
 }
 
 test_all() {

@@ -25,6 +25,16 @@ trap 'rm -f "$tmp"' EXIT
   echo "flat ns/node means linear time."
   echo
   "$builddir/bench/bench_eval" "${FP_BENCH_MAX:-1000000}"
+  echo
+  echo "## Heuristics side by side (issue: heuristics)"
+  echo
+  echo "Generated graphs (seed 1), every method on the same graph in one"
+  echo "run.  Cells: traffic / peak as ratios to the eager plan (every node"
+  echo "alone, listed order), kernels, and seconds for the method (fusion +"
+  echo "final memory-aware reorder + verification).  greedy-peak plans under"
+  echo "the default limit, the eager peak (ratio <= 1.000 by construction)."
+  echo
+  "$builddir/bench/bench_methods" "${FP_BENCH_METHODS_MAX:-100000}"
 } >"$tmp"
 cp "$tmp" "$out"
 echo "wrote $out"

@@ -1,48 +1,69 @@
 /*
- * cmd_solve.c -- `fuseplan solve`: make a plan, check it, write it.
+ * cmd_solve.c -- `fuseplan solve`: make a plan with a heuristic, the ILP
+ * or exhaustive enumeration; check it; write it.
  *
- * Methods arrive with their modules; today the eager plan (every node
- * alone, listed order) is the one available.  Whatever the method, the
- * written plan is verified and carries the evaluator's metrics.
+ * Whatever the method, the written plan is verified and carries the
+ * evaluator's metrics.  Progress of the ILP goes to stderr on a terminal
+ * only.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "heuristics/heuristics.h"
 #include "model/json.h"
+#include "solver/solver.h"
 
 static const char solve_help[] =
-    "usage: fuseplan solve GRAPH [-o PLAN] [--method M] [--order O]\n"
-    "                      [--peak-limit BYTES|eager|N%] [--max-fusion-size "
-    "K]\n"
-    "                      [--json] [-q]\n"
+    "usage: fuseplan solve GRAPH [-o PLAN] [--method M] [options]\n"
     "\n"
     "Makes a fusion + execution-order plan for GRAPH, verifies it, and\n"
     "writes it to PLAN (and/or stdout with --json).\n"
     "  --method M       greedy-peak (default): greedy fusion that refuses any\n"
     "                     fusion raising the peak above the limit\n"
+    "                   ilp: the GLPK integer program, warm-started from the\n"
+    "                     best heuristic, under --time-limit; never worse\n"
+    "                     than the heuristics\n"
+    "                   exhaustive: every legal plan (graphs of at most 10\n"
+    "                     nodes); the reference the ILP is tested against\n"
     "                   greedy: PyTorch Inductor's greedy fusion (vertical +\n"
     "                     horizontal, max_fusion_size, no cycles), then its\n"
     "                     peak-memory reorder\n"
     "                   greedy-lowmem: greedy without horizontal fusion\n"
     "                   eager: every node alone, listed order\n"
-    "  --order O        listed | lpmf | bfs | dfs | best: order of the groups\n"
-    "                   (default: best for the greedy methods, listed for\n"
-    "                   eager; best keeps the lowest peak of the four)\n"
+    "  --order O        heuristics: listed | lpmf | bfs | dfs | best (default\n"
+    "                   best for the greedy methods, listed for eager)\n"
     "  --peak-limit L   bytes (suffixes KiB, MiB, GiB), 'eager' (the unfused\n"
-    "                   program's peak), or N% of eager's peak.  greedy-peak\n"
-    "                   plans under it (default eager); for the other methods\n"
-    "                   it is only checked, and only when given.  Exit 1 when\n"
-    "                   the plan cannot meet it.\n"
+    "                   program's peak) or N% of eager's peak.  greedy-peak,\n"
+    "                   ilp and exhaustive plan under it (default eager); the\n"
+    "                   other methods only check it, and only when given.\n"
+    "                   Exit 1 when no plan meets it.\n"
+    "  --objective O    ilp/exhaustive: traffic (default) | peak | weighted\n"
+    "  --traffic-limit B  ilp/exhaustive with --objective peak: traffic cap\n"
+    "  --lambda L       --objective weighted: minimize traffic + L * peak\n"
+    "  --time-limit S   ilp: wall-clock seconds for the whole solve (10)\n"
+    "  --window W       ilp: keep each node within W steps of its warm-start\n"
+    "                   step (faster, optimal only near it); 'exact' for no\n"
+    "                   window; default: exact up to 40 nodes, else 4\n"
+    "  --mip-gap G      ilp: stop at this relative gap (default 0)\n"
+    "  --lp-out F, --mps-out F  ilp: write the model (CPLEX LP / MPS)\n"
     "  --max-fusion-size K  override the graph's max_fusion_size\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
     "  --json           print the plan file's JSON on stdout\n"
-    "  -q, --quiet      no summary line on stderr\n";
+    "  -q, --quiet      no summary or progress on stderr\n";
+
+/* What the command line asks for. */
+typedef struct request {
+  const char *method;
+  bool exact; /* ilp or exhaustive */
+  fp_fusion_params fus;
+  fp_ilp_params ilp;
+  const char *peak_arg;
+} request;
 
 /* Resolves --peak-limit against the eager peak; 0 or -1 for bad syntax. */
 static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
@@ -70,33 +91,79 @@ static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
   return cli_parse_bytes(s, out);
 }
 
-/* Fills the fusion parameters from the options; 0 or a usage error. */
-static int read_options(const cli_args *a, fp_fusion_params *prm) {
-  const char *m = cli_get(a, "method"), *o = cli_get(a, "order");
-  const char *k = cli_get(a, "max-fusion-size");
-  uint64_t kv;
+/* The options that only the exact methods take. */
+static const char *const exact_only[] = {"objective", "traffic-limit", "lambda",
+                                         "window",    "mip-gap",       "lp-out",
+                                         "mps-out"};
+
+/* Fills the ILP parameters from the options; 0 or a usage error. */
+static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
+  const char *o = cli_get(a, "objective"), *w = cli_get(a, "window");
+  const char *tl = cli_get(a, "traffic-limit"), *t = cli_get(a, "time-limit");
+  const char *l = cli_get(a, "lambda"), *gp = cli_get(a, "mip-gap");
+  uint64_t v;
+  int oi = o ? fp_objective_parse(o) : FP_OBJECTIVE_TRAFFIC;
+  if (oi < 0)
+    return cli_usage_error("solve",
+                           "unknown objective '%s' (traffic, peak, "
+                           "weighted)",
+                           o);
+  prm->objective = (fp_objective)oi;
+  if (tl && cli_parse_bytes(tl, &prm->traffic_limit) != 0)
+    return cli_usage_error("solve", "--traffic-limit: expected BYTES");
+  if (t && cli_parse_seconds(t, &prm->time_limit_s) != 0)
+    return cli_usage_error("solve", "--time-limit: expected seconds > 0");
+  if (l && (cli_parse_seconds(l, &prm->lambda) != 0))
+    return cli_usage_error("solve", "--lambda: expected a number > 0");
+  if (gp && (sscanf(gp, "%lf", &prm->mip_gap) != 1 || !(prm->mip_gap >= 0)))
+    return cli_usage_error("solve", "--mip-gap: expected a number >= 0");
+  if (w && strcmp(w, "exact") == 0)
+    prm->window = FP_ILP_WINDOW_EXACT;
+  else if (w && cli_parse_uint(w, 1000000, &v) != 0)
+    return cli_usage_error("solve", "--window: expected a step count or "
+                                    "'exact'");
+  else if (w)
+    prm->window = (int32_t)v;
+  prm->lp_out = cli_get(a, "lp-out");
+  prm->mps_out = cli_get(a, "mps-out");
+  return 0;
+}
+
+/* Fills the request from the options; 0 or a usage error. */
+static int read_options(const cli_args *a, request *rq) {
+  const char *o = cli_get(a, "order"), *k = cli_get(a, "max-fusion-size");
+  uint64_t kv = 0;
   if (a->n_pos != 1)
     return cli_usage_error("solve", "expected one GRAPH file");
-  int mi = fp_method_parse(m ? m : "greedy-peak");
+  rq->method = cli_get(a, "method") ? cli_get(a, "method") : "greedy-peak";
+  rq->exact =
+      strcmp(rq->method, "ilp") == 0 || strcmp(rq->method, "exhaustive") == 0;
+  int mi = rq->exact ? FP_METHOD_GREEDY_PEAK : fp_method_parse(rq->method);
   if (mi < 0)
     return cli_usage_error("solve",
                            "unknown method '%s' (eager, greedy, greedy-lowmem, "
-                           "greedy-peak)",
-                           m);
-  fp_fusion_params_init(prm, (fp_method)mi);
-  if (o) {
-    int oi = fp_order_parse(o);
-    if (oi < 0)
-      return cli_usage_error(
-          "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best)", o);
-    prm->order = (fp_order)oi;
-  }
-  if (k) {
-    if (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1)
-      return cli_usage_error("solve", "--max-fusion-size: expected >= 1");
-    prm->max_fusion_size = (int32_t)kv;
-  }
-  return 0;
+                           "greedy-peak, ilp, exhaustive)",
+                           rq->method);
+  fp_fusion_params_init(&rq->fus, (fp_method)mi);
+  fp_ilp_params_init(&rq->ilp);
+  int oi = o ? fp_order_parse(o) : (int)rq->fus.order;
+  if (oi < 0)
+    return cli_usage_error(
+        "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best)", o);
+  rq->fus.order = (fp_order)oi;
+  if (k && (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1))
+    return cli_usage_error("solve", "--max-fusion-size: expected >= 1");
+  rq->fus.max_fusion_size = rq->ilp.max_fusion_size = (int32_t)kv;
+  for (size_t i = 0; i < sizeof exact_only / sizeof *exact_only; i++)
+    if (!rq->exact && cli_get(a, exact_only[i]))
+      return cli_usage_error("solve",
+                             "--%s applies to --method ilp or "
+                             "exhaustive",
+                             exact_only[i]);
+  if (rq->exact && o)
+    return cli_usage_error("solve", "--order applies to the heuristics");
+  rq->peak_arg = cli_get(a, "peak-limit");
+  return rq->exact ? read_ilp_options(a, &rq->ilp) : 0;
 }
 
 /* The eager plan's figures: they define the 'eager' peak limit. */
@@ -112,19 +179,32 @@ static int eager_metrics(const fp_graph *g, fp_metrics *m) {
   return st == FP_OK ? 0 : cli_fail(&err);
 }
 
+/* The ILP's live progress line (stderr is a terminal). */
+static void progress(const fp_ilp_progress *p, void *ctx) {
+  (void)ctx;
+  fprintf(stderr,
+          "\r  %6.1f s  incumbent %.6g  bound %.6g  gap %s%.2f%%  "
+          "nodes %lld   ",
+          p->elapsed_s, p->incumbent, p->bound, isnan(p->gap) ? "?" : "",
+          isnan(p->gap) ? 0.0 : 100 * p->gap, (long long)p->nodes);
+  fflush(stderr);
+}
+
 static void print_summary(const fp_graph *g, const fp_plan *p,
                           const fp_metrics *m, uint64_t limit,
                           const char *out) {
   char b1[64], b2[64], b3[64];
   const fp_solver_info *si = fp_plan_solver_const(p);
   fprintf(stderr,
-          "%s: %s: %d nodes -> %d kernels, traffic %s, peak %s (limit %s), "
-          "%.3f s%s%s\n",
-          fp_graph_name(g), si->method, (int)fp_graph_node_count(g),
+          "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s (limit "
+          "%s), %.3f s",
+          fp_graph_name(g), si->method, si->status, (int)fp_graph_node_count(g),
           (int)m->kernels, cli_bytes(m->traffic_bytes, b1, sizeof b1),
           cli_bytes(m->peak_bytes, b2, sizeof b2),
-          cli_bytes(limit, b3, sizeof b3), si->time_s,
-          out ? ", written to " : "", out ? out : "");
+          cli_bytes(limit, b3, sizeof b3), si->time_s);
+  if (!isnan(si->gap) && strcmp(si->method, "ilp") == 0)
+    fprintf(stderr, ", gap %.3f%%", 100 * si->gap);
+  fprintf(stderr, "%s%s\n", out ? ", written to " : "", out ? out : "");
 }
 
 /* Says why the limit cannot be met, with the lower bound for context;
@@ -159,52 +239,74 @@ static int emit(const cli_args *a, const fp_graph *g, const fp_plan *p,
   return rc;
 }
 
+/* Runs the method; FP_OK, FP_EINFEASIBLE (err says why) or an error. */
+static fp_status run_method(const fp_graph *g, request *rq, bool show,
+                            fp_plan *p, fp_metrics *m, fp_error *err) {
+  if (!rq->exact) {
+    fp_status st = fp_fuse(g, &rq->fus, p, err);
+    return st == FP_OK
+               ? fp_plan_eval_k(g, p, rq->fus.max_fusion_size, m, NULL, err)
+               : st;
+  }
+  if (strcmp(rq->method, "exhaustive") == 0)
+    return fp_exhaustive(g, &rq->ilp, p, m, err);
+  if (show)
+    rq->ilp.progress = progress;
+  fp_status st = fp_ilp_solve(g, &rq->ilp, p, m, err);
+  if (show)
+    fputc('\n', stderr);
+  return st;
+}
+
 int cmd_solve(int argc, char **argv) {
   cli_opt opts[] = {
-      {"method", 0, true, NULL},     {"order", 0, true, NULL},
-      {"peak-limit", 0, true, NULL}, {"max-fusion-size", 0, true, NULL},
-      {"output", 'o', true, NULL},   {"json", 0, false, NULL},
-      {"quiet", 'q', false, NULL}};
-  cli_args a = {opts, 7, {0}, 0, false, {0}};
-  fp_fusion_params prm;
+      {"method", 0, true, NULL},        {"order", 0, true, NULL},
+      {"peak-limit", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
+      {"output", 'o', true, NULL},      {"json", 0, false, NULL},
+      {"quiet", 'q', false, NULL},      {"objective", 0, true, NULL},
+      {"traffic-limit", 0, true, NULL}, {"lambda", 0, true, NULL},
+      {"time-limit", 0, true, NULL},    {"window", 0, true, NULL},
+      {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
+      {"mps-out", 0, true, NULL}};
+  cli_args a = {opts, sizeof opts / sizeof *opts, {0}, 0, false, {0}};
+  request rq;
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);
   if (a.help)
     return fputs(solve_help, stdout), EXIT_OK;
-  int rc = read_options(&a, &prm);
+  int rc = read_options(&a, &rq);
   if (rc)
     return rc;
   fp_graph *g = NULL;
   fp_plan *p = fp_plan_create();
   fp_metrics m, e;
+  fp_error err;
   uint64_t limit;
-  const char *pl = cli_get(&a, "peak-limit");
+  fp_error_clear(&err);
   if (!p)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if ((rc = cli_load_graph(a.pos[0], &g)) || (rc = eager_metrics(g, &e)))
     goto done;
-  if (peak_limit(pl, e.peak_bytes, &limit) != 0) {
+  if (peak_limit(rq.peak_arg, e.peak_bytes, &limit) != 0) {
     rc = cli_usage_error("solve", "--peak-limit: expected BYTES, eager or N%%");
     goto done;
   }
-  prm.peak_limit = limit ? limit : 1; /* 0 would mean "eager" */
-  fp_error err;
-  fp_error_clear(&err);
-  fp_status st = fp_fuse(g, &prm, p, &err);
+  rq.fus.peak_limit = rq.ilp.peak_limit = limit ? limit : 1; /* 0 = eager */
+  bool show = !cli_get(&a, "quiet") && isatty(2);
+  fp_status st = run_method(g, &rq, show, p, &m, &err);
   if (st == FP_EINFEASIBLE) {
     rc = infeasible(g, err.msg);
     goto done;
   }
-  if (st != FP_OK ||
-      fp_plan_eval_k(g, p, prm.max_fusion_size, &m, NULL, &err) != FP_OK) {
+  if (st != FP_OK) {
     rc = cli_fail(&err);
     goto done;
   }
-  if ((pl || prm.method == FP_METHOD_GREEDY_PEAK) && m.peak_bytes > limit) {
+  if ((rq.peak_arg || rq.exact || rq.fus.method == FP_METHOD_GREEDY_PEAK) &&
+      m.peak_bytes > limit) {
     char why[160], b1[64], b2[64];
     snprintf(why, sizeof why, "the %s plan's peak %s is above the limit %s",
-             fp_plan_solver_const(p)->method,
-             cli_bytes(m.peak_bytes, b1, sizeof b1),
+             rq.method, cli_bytes(m.peak_bytes, b1, sizeof b1),
              cli_bytes(limit, b2, sizeof b2));
     rc = infeasible(g, why);
     goto done;

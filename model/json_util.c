@@ -333,7 +333,26 @@ typedef struct find_ctx {
   int n;
   fp_json_span *spans;
   const char *source;
+  fp_json_doc scratch; /* for validating what is not kept */
+  fp_error *err;
 } find_ctx;
+
+/* Parses bytes [off, off + len) of d with cJSON only to validate them;
+ * false with err set when they are not valid JSON. */
+static bool valid_json(find_ctx *f, const char *d, size_t off, size_t len) {
+  return fp_json_parse_at(d, off, len, f->source, &f->scratch, f->err) == FP_OK;
+}
+
+/* A key is valid JSON text unless it holds raw control bytes or bad
+ * escapes; plain keys (no backslash) need no parse. */
+static bool valid_key(find_ctx *f, const char *d, size_t k, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)d[k + i] < 0x20) {
+      syntax_error(d, k + i, f->source, f->err);
+      return false;
+    }
+  return !memchr(d + k, '\\', n) || valid_json(f, d, k - 1, n + 2);
+}
 
 /* Compares a raw key (between the quotes) with `key`; keys with escapes
  * are decoded by cJSON. */
@@ -348,30 +367,34 @@ static bool key_equals(const char *d, size_t k, size_t n, const char *key,
   return eq;
 }
 
-/* Records the first occurrence of each wanted key (as cJSON's lookup). */
+/* Records the first occurrence of each wanted key (as cJSON's lookup);
+ * every other member's value is validated here, since nobody parses it
+ * later: the document as a whole must be JSON, as cJSON would demand. */
 static int find_members(const char *d, size_t k, size_t n, fp_json_span val,
                         void *ctx) {
   find_ctx *f = ctx;
+  if (!valid_key(f, d, k, n))
+    return -1;
   for (int i = 0; i < f->n; i++)
     if (f->spans[i].len == 0 && key_equals(d, k, n, f->keys[i], f->source)) {
       f->spans[i] = val;
-      break;
+      return 0;
     }
-  return 0;
+  return valid_json(f, d, val.off, val.len) ? 0 : -1;
 }
 
 fp_status fp_json_members(const char *data, size_t len, const char *source,
                           const char *const *keys, int n, fp_json_span *spans,
                           fp_error *err) {
-  find_ctx f = {keys, n, spans, source};
+  find_ctx f = {keys, n, spans, source, {0}, err};
   for (int i = 0; i < n; i++)
     spans[i] = (fp_json_span){0, 0};
   size_t i = skip_ws(data, 0, len);
   if (i == len || data[i] != '{')
     return fp_json_top_check(data, len, source, err); /* says why */
-  return walk_members(data, len, source, find_members, &f, err) == 0
-             ? FP_OK
-             : FP_EINPUT;
+  int r = walk_members(data, len, source, find_members, &f, err);
+  fp_json_release(&f.scratch);
+  return r == 0 ? FP_OK : err && err->code == FP_ENOMEM ? FP_ENOMEM : FP_EINPUT;
 }
 
 int fp_json_iter_begin(const char *data, fp_json_span span, fp_json_iter *it) {

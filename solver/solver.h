@@ -1,8 +1,116 @@
 /*
- * solver.h -- the GLPK integer program and the large-graph driver.
- * Not implemented yet: see the solver issues.  glpk.h is included only
- * under solver/.
+ * solver.h -- exact planning: the GLPK integer program (fp_ilp_solve) and
+ * exhaustive enumeration for tiny graphs (fp_exhaustive), which tests use
+ * as the reference for the ILP.
+ *
+ * Both choose fusion and order together.  Both return plans that pass
+ * fp_plan_check, with metrics from the evaluator; the objective they
+ * report is the evaluator's figure for the returned plan.  glpk.h is
+ * included only under solver/.
  */
 #ifndef FP_SOLVER_H
 #define FP_SOLVER_H
-#endif
+
+#include <stdint.h>
+
+#include "model/eval.h"
+#include "model/graph.h"
+#include "model/plan.h"
+#include "model/status.h"
+
+/* X(name, string) */
+#define FP_OBJECTIVE_MAP(X)                                                    \
+  X(TRAFFIC, "traffic")                                                        \
+  X(PEAK, "peak")                                                              \
+  X(WEIGHTED, "weighted")
+
+typedef enum fp_objective {
+#define FP_OBJECTIVE_ENUM_(name, str) FP_OBJECTIVE_##name,
+  FP_OBJECTIVE_MAP(FP_OBJECTIVE_ENUM_)
+#undef FP_OBJECTIVE_ENUM_
+      FP_OBJECTIVE_COUNT_
+} fp_objective;
+
+const char *fp_objective_name(fp_objective o);
+int fp_objective_parse(const char *s); /* -1 if unknown */
+
+/* Progress report, passed to the progress callback (never printed by the
+ * library).  NaN where unknown. */
+typedef struct fp_ilp_progress {
+  double elapsed_s;
+  double incumbent; /* objective of the best plan so far */
+  double bound;     /* best proven lower bound */
+  double gap;       /* (incumbent - bound) / incumbent */
+  int64_t nodes;    /* branch-and-bound nodes so far */
+} fp_ilp_progress;
+
+#define FP_NO_LIMIT UINT64_MAX
+#define FP_ILP_DEFAULT_TIME_LIMIT 10.0 /* seconds, wall clock, all phases */
+#define FP_ILP_WINDOW_EXACT (-1)       /* no window: the exact model */
+#define FP_ILP_WINDOW_AUTO                                                     \
+  (-2) /* exact up to FP_ILP_EXACT_NODES                                       \
+          nodes, else FP_ILP_AUTO_WINDOW */
+#define FP_ILP_DEFAULT_WINDOW FP_ILP_WINDOW_AUTO
+#define FP_ILP_EXACT_NODES 40
+#define FP_ILP_AUTO_WINDOW 4
+#define FP_EXHAUSTIVE_MAX_NODES 10
+
+/* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
+typedef struct fp_ilp_params {
+  fp_objective objective;    /* default TRAFFIC */
+  uint64_t peak_limit;       /* TRAFFIC / WEIGHTED: plans must have peak <=
+                                this; 0 = the eager plan's peak (default);
+                                FP_NO_LIMIT = none */
+  uint64_t traffic_limit;    /* PEAK: traffic <= this; default FP_NO_LIMIT */
+  double lambda;             /* WEIGHTED: minimize traffic + lambda * peak */
+  double time_limit_s;       /* wall clock for the whole solve, > 0 */
+  double mip_gap;            /* stop at this relative gap (default 0) */
+  int32_t window;            /* >= 0: each node within +-window steps of its
+                                warm-start step (optimal only within that
+                                neighbourhood); FP_ILP_WINDOW_EXACT: the exact
+                                model; FP_ILP_WINDOW_AUTO (default) */
+  int32_t max_fusion_size;   /* 0 = the graph's */
+  const fp_plan *warm_start; /* optional legal plan; default: the best
+                                heuristic plan meeting the limits */
+  const char *lp_out;        /* optional: write the model (CPLEX LP) */
+  const char *mps_out;       /* optional: write the model (free MPS) */
+  void (*progress)(const fp_ilp_progress *p, void *ctx); /* optional */
+  void *progress_ctx;
+  int fault; /* tests only: 1 makes GLPK fail inside the solve (exercises
+                the error-hook recovery); 0 otherwise */
+} fp_ilp_params;
+
+/* Fills `prm` with the defaults above. */
+void fp_ilp_params_init(fp_ilp_params *prm);
+
+/* Checks parameters; FP_EARG naming the field. */
+fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
+
+/* Solves the integer program and writes the best plan found into `out`
+ * (solver record: method "ilp", status optimal | feasible |
+ * heuristic-fallback, objective = the evaluator's figure, bound, gap,
+ * time_s, nodes, rows, cols) and its metrics into *m (may be NULL).
+ * Never returns a plan worse than its warm start.  FP_EINFEASIBLE (with
+ * the smallest peak known in the message) when no plan meets the limits;
+ * FP_EARG, FP_ENOMEM, FP_EIO (model export). */
+fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
+                       fp_plan *out, fp_metrics *m, fp_error *err);
+
+/* Enumerates every legal ordered grouping (graphs of at most
+ * FP_EXHAUSTIVE_MAX_NODES nodes) and returns one that is optimal for the
+ * objective and limits of `prm` (time, window, warm start and export are
+ * ignored).  solver.status "optimal".  FP_ELIMIT for larger graphs,
+ * FP_EINFEASIBLE when no plan meets the limits, FP_ENOMEM. */
+fp_status fp_exhaustive(const fp_graph *g, const fp_ilp_params *prm,
+                        fp_plan *out, fp_metrics *m, fp_error *err);
+
+/* The value of the objective for metrics m (traffic, peak, or traffic +
+ * lambda * peak). */
+double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m);
+
+/* Whether metrics m meet the limits of prm, given the eager peak (which
+ * a peak_limit of 0 stands for). */
+int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
+                    uint64_t eager_peak);
+
+#endif /* FP_SOLVER_H */

@@ -3,6 +3,7 @@
  */
 #include "tests/testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,66 @@ uint64_t tu_next(tu_rng *r) {
 
 uint32_t tu_below(tu_rng *r, uint32_t n) {
   return (uint32_t)(tu_next(r) % n);
+}
+
+fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
+  fp_graph *g = fp_graph_create("random");
+  char name[32];
+  int32_t nb = 0, n = min_nodes + (int32_t)tu_below(
+                                      r, (uint32_t)(max_nodes - min_nodes + 1));
+  int32_t ni = 1 + (int32_t)tu_below(r, 3);
+  for (int32_t i = 0; i < ni; i++, nb++) {
+    snprintf(name, sizeof name, "in%d", (int)i);
+    bool fr = tu_below(r, 2);
+    ck_assert_int_ge(
+        fp_graph_add_buffer(g, name, 1 + tu_below(r, 500), true, fr, NULL), 0);
+  }
+  static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
+  for (int32_t v = 0; v < n; v++) {
+    fp_node_spec s = {0};
+    fp_read reads[3];
+    int32_t writes[2];
+    snprintf(name, sizeof name, "n%d", (int)v);
+    s.name = name;
+    uint32_t k = tu_below(r, 20);
+    s.kind = k < 3   ? FP_KIND_EXTERN
+             : k < 7 ? FP_KIND_REDUCTION
+                     : FP_KIND_POINTWISE;
+    if (s.kind == FP_KIND_POINTWISE) {
+      s.numel = pw[tu_below(r, 3)];
+      s.rnumel = 1;
+    } else if (s.kind == FP_KIND_REDUCTION) {
+      uint32_t j = tu_below(r, 3);
+      s.numel = rd[j][0];
+      s.rnumel = rd[j][1];
+    }
+    s.n_reads = (int32_t)tu_below(r, 4);
+    for (int32_t i = 0; i < s.n_reads; i++) {
+      reads[i].buffer = (int32_t)tu_below(r, (uint32_t)nb);
+      reads[i].index = FP_INDEX_AUTO;
+      reads[i].bytes = tu_below(r, 5) == 0 ? 1 : FP_READ_WHOLE;
+    }
+    s.reads = reads;
+    s.n_writes = 1 + (int32_t)tu_below(r, 2);
+    for (int32_t i = 0; i < s.n_writes; i++, nb++) {
+      char bn[32];
+      snprintf(bn, sizeof bn, "b%d", (int)nb);
+      writes[i] =
+          fp_graph_add_buffer(g, bn, 1 + tu_below(r, 1000), false, false, NULL);
+      ck_assert_int_ge(writes[i], 0);
+    }
+    s.writes = writes;
+    fp_error err;
+    ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
+  }
+  for (int32_t b = 0; b < nb; b++)
+    if (tu_below(r, 6) == 0)
+      ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
+  if (tu_below(r, 4) == 0)
+    fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
+                           NULL);
+  if (tu_below(r, 3) == 0)
+    fp_graph_set_max_fusion_size(g, 1 + (int32_t)tu_below(r, 3), NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  return g;
 }

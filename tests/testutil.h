@@ -38,4 +38,11 @@ uint64_t tu_next(tu_rng *r);
 /* Uniform in [0, n). */
 uint32_t tu_below(tu_rng *r, uint32_t n);
 
+/* A random finalized graph of min..max nodes: every kind mix (extern,
+ * reduction, pointwise with a few iteration spaces so that some pairs are
+ * compatible), 1-3 inputs (some freeable), partial reads, multi-writes,
+ * outputs, unread buffers, sometimes an unfusible pair or a small
+ * max_fusion_size. */
+fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
+
 #endif /* FP_TESTUTIL_H */

@@ -8,14 +8,16 @@
  * bytes is either illegal or obeys the evaluator's invariants.  The input is
  * also tried as a plan file, against the loaded graph and against a fixed
  * small graph (so that plan-shaped inputs reach the plan loader, the
- * legality check and the evaluator).  A rejected input must come with a
- * one-line message naming the file.  Any broken invariant calls abort(),
+ * legality check and the evaluator).  An accepted input must be one
+ * well-formed JSON document; a rejected one must come with a one-line
+ * message naming the file.  Any broken invariant calls abort(),
  * which libFuzzer reports as a crash with its reproducer.
  *
  * Built two ways: with -fsanitize=fuzzer (`make fuzz`, FP_FUZZ_LIBFUZZER
  * defined), and as a plain program with standalone_main.c that replays a
  * corpus (`make check`).  See docs/fuzzing.md.
  */
+#include <cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,22 @@ static void check_rejection(fp_status st, const fp_error *err,
   size_t n = strlen(source);
   if (strncmp(err->msg, source, n) != 0 || strncmp(err->msg + n, ": ", 2))
     fail("error messages start with the file name", err->msg);
+}
+
+/* Checks that an accepted input is one well-formed JSON document (cJSON's
+ * reading, blanks after it allowed): the loaders may skip what they do not
+ * need, but never accept what is not JSON. */
+static void check_valid_json(const char *data, size_t size, const char *what) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(data, size, &end, 0);
+  int ok = root != NULL && end != NULL;
+  while (ok && end < data + size &&
+         (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+    end++;
+  ok = ok && end == data + size;
+  cJSON_Delete(root);
+  if (!ok)
+    fail(what, "the input is not one well-formed JSON document");
 }
 
 /* Loads `json` (NUL-terminated) as a graph that must be valid. */
@@ -249,6 +267,7 @@ static void try_plan(const fp_graph *g, const fp_metrics *eager,
     check_rejection(st, &err, SRC);
     return;
   }
+  check_valid_json(data, size, "only JSON loads as a plan");
   if (fp_graph_bounds(g, &lb, &err) == FP_OK)
     check_plan(g, p, &lb, eager);
   fp_plan_destroy(p);
@@ -293,6 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (!fp_graph_is_finalized(g))
     fail("a loaded graph is finalized", NULL);
+  check_valid_json(text, size, "only JSON loads as a graph");
 
   /* The eager plan is always legal, and the bounds hold for it. */
   fp_step *tl = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *tl);

@@ -1,0 +1,909 @@
+/*
+ * ilp_model.c -- builds the time-indexed integer program of DESIGN.md
+ * section 4 in its strong form (see ilp_internal.h for the columns).
+ *
+ * Constraint families, in the order they are added:
+ *   window      y[v,t-1] <= y[v,t]            (y is a prefix sum of x)
+ *   precedence  y[v,t] <= y[u,t]   for u -> v; y[v,t] <= y[u,t-1] when u
+ *               and v cannot share a step (strict precedence)
+ *   steps       z[t] <= z[t-1]; z[t] <= sum_v x[v,t];
+ *               sum_v x[v,t] <= K z[t]   (symmetry breaking: no empty step
+ *               before a used one; group size)
+ *   clique      sum_{v in Q} x[v,t] <= 1 for Q a clique of pairwise
+ *               incompatible nodes (covers every incompatible pair)
+ *   materialize m[b] >= y[p,t] - y[c,t]    (writer p done, reader c not)
+ *   read        r[b,j,t] >= sum_{c in Q} x[c,t] - x[p,t]  for Q a clique of
+ *               mutually incompatible readers at byte level >= j
+ *   live        l[b,t] >= m[b] + y[p,t] - y[c,t-1] - 1; freeable inputs
+ *               l[b,t] >= 1 - y[c,t-1]
+ *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
+ *               directly in y)
+ *   traffic     traffic <= limit (objective peak only)
+ * Each "definition" row (materialize, read, live, peak) bounds exactly one
+ * continuous column from below; ilp_plan_columns uses that to compute the
+ * exact column values of any plan.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/ilp_internal.h"
+
+/* ---- row assembly ------------------------------------------------------ */
+
+typedef struct rowbuf {
+  int n, cap;
+  int *ind; /* 1-based for GLPK: ind[1..n] */
+  double *val;
+  double cst; /* constant part of the expression */
+} rowbuf;
+
+static bool rb_reserve(rowbuf *rb, int need) {
+  if (need + 1 <= rb->cap)
+    return true;
+  int cap = rb->cap ? 2 * rb->cap : 64;
+  while (cap < need + 1)
+    cap *= 2;
+  int *ind = realloc(rb->ind, (size_t)cap * sizeof *ind);
+  if (ind)
+    rb->ind = ind;
+  double *val = realloc(rb->val, (size_t)cap * sizeof *val);
+  if (val)
+    rb->val = val;
+  if (!ind || !val)
+    return false;
+  rb->cap = cap;
+  return true;
+}
+
+/* Adds coef * column (merging repeats: GLPK rejects duplicate indices). */
+static bool rb_col(rowbuf *rb, int col, double coef) {
+  for (int i = 1; i <= rb->n; i++)
+    if (rb->ind[i] == col) {
+      rb->val[i] += coef;
+      return true;
+    }
+  if (!rb_reserve(rb, rb->n + 1))
+    return false;
+  rb->n++;
+  rb->ind[rb->n] = col;
+  rb->val[rb->n] = coef;
+  return true;
+}
+
+/* Adds coef * y[v,t] (a column, or the constant 0 / 1 outside v's
+ * window). */
+static bool rb_y(rowbuf *rb, const ilp_model *M, int32_t v, int32_t t,
+                 double coef) {
+  if (t < M->lo[v])
+    return true;
+  if (t >= M->hi[v]) {
+    rb->cst += coef;
+    return true;
+  }
+  return rb_col(rb, M->ycol[v] + (t - M->lo[v]), coef);
+}
+
+/* Adds coef * x[v,t] = coef * (y[v,t] - y[v,t-1]). */
+static bool rb_x(rowbuf *rb, const ilp_model *M, int32_t v, int32_t t,
+                 double coef) {
+  return rb_y(rb, M, v, t, coef) && rb_y(rb, M, v, t - 1, -coef);
+}
+
+/* Model state beyond ilp_model while building. */
+typedef struct builder {
+  ilp_model *M;
+  rowbuf rb;
+  rowbuf traffic; /* the traffic expression, for the traffic-limit row */
+  double wt, wp;  /* objective weights of traffic and of P */
+  int32_t *lbase, *lt0, *lt1; /* per buffer: first l column, its steps */
+  bool oom;
+} builder;
+
+/* Adds the row `expr (lo..up)` (either bound may be +-HUGE_VAL), moving
+ * the expression's constant to the bounds.  A row with no column is
+ * dropped (its truth is fixed by the windows).  `target` is the column a
+ * definition row bounds from below, or 0. */
+static void add_row(builder *B, double lo, double up, const char *name,
+                    int target) {
+  rowbuf *rb = &B->rb;
+  ilp_model *M = B->M;
+  int nz = 0;
+  for (int i = 1; i <= rb->n; i++)
+    if (rb->val[i] != 0)
+      rb->ind[++nz] = rb->ind[i], rb->val[nz] = rb->val[i];
+  if (nz == 0 && (rb->cst < lo - 1e-9 || rb->cst > up + 1e-9))
+    M->infeasible = true; /* e.g. windows that cannot all hold */
+  if (nz > 0) {
+    int r = glp_add_rows(M->lp, 1);
+    lo -= rb->cst;
+    up -= rb->cst;
+    int type = isinf(lo) ? (isinf(up) ? GLP_FR : GLP_UP)
+                         : (isinf(up) ? GLP_LO : (lo == up ? GLP_FX : GLP_DB));
+    glp_set_row_bnds(M->lp, r, type, isinf(lo) ? 0 : lo, isinf(up) ? 0 : up);
+    glp_set_mat_row(M->lp, r, nz, rb->ind, rb->val);
+    if (name)
+      glp_set_row_name(M->lp, r, name);
+    if (r + 1 > M->cap_rows) {
+      int cap = M->cap_rows ? 2 * M->cap_rows : 1024;
+      int *p = realloc(M->row_target, (size_t)cap * sizeof *p);
+      if (!p) {
+        B->oom = true;
+      } else {
+        M->row_target = p;
+        M->cap_rows = cap;
+      }
+    }
+    if (!B->oom)
+      M->row_target[r] = target;
+  }
+  rb->n = 0;
+  rb->cst = 0;
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+/* Whether u and v may share a step. */
+static bool same_step_ok(const ilp_model *M, int32_t u, int32_t v) {
+  return M->k > 1 && fp_graph_compatible(M->g, u, v);
+}
+
+/* Calls fn(ctx, u) for each distinct producer u of v's reads. */
+static void each_pred(const fp_graph *g, int32_t v, int32_t *stamp,
+                      void (*fn)(void *, int32_t), void *ctx) {
+  const fp_node *nd = fp_graph_node(g, v);
+  for (int32_t i = 0; i < nd->n_reads; i++) {
+    int32_t u = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+    if (u >= 0 && stamp[u] != v) {
+      stamp[u] = v;
+      fn(ctx, u);
+    }
+  }
+}
+
+typedef struct depth_ctx {
+  const ilp_model *M;
+  int32_t v, *din, *dout;
+  uint64_t *reach; /* bitsets of descendants, or NULL */
+  size_t words;
+} depth_ctx;
+
+static void push_in(void *p, int32_t u) {
+  depth_ctx *c = p;
+  int32_t d = c->din[u] + !same_step_ok(c->M, u, c->v);
+  c->din[c->v] = d > c->din[c->v] ? d : c->din[c->v];
+}
+
+static void push_out(void *p, int32_t u) {
+  depth_ctx *c = p;
+  int32_t d = c->dout[c->v] + !same_step_ok(c->M, u, c->v);
+  c->dout[u] = d > c->dout[u] ? d : c->dout[u];
+  if (c->reach) { /* u's descendants include v and v's */
+    uint64_t *ru = c->reach + (size_t)u * c->words,
+             *rv = c->reach + (size_t)c->v * c->words;
+    for (size_t w = 0; w < c->words; w++)
+      ru[w] |= rv[w];
+    ru[c->v / 64] |= (uint64_t)1 << (c->v % 64);
+  }
+}
+
+/* Exact windows: a node runs no earlier than its chain of strict
+ * predecessors allows, and -- steps being used without gaps -- no later
+ * than n - 1 - (its descendants) or n - 1 - (its strict successor chain).
+ * Narrowed to +-window around the warm start's steps when asked. */
+static int compute_windows(ilp_model *M, const fp_plan *warm) {
+  int32_t n = M->n;
+  int32_t *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
+  depth_ctx c = {M,
+                 0,
+                 calloc((size_t)n + 1, sizeof(int32_t)),
+                 calloc((size_t)n + 1, sizeof(int32_t)),
+                 NULL,
+                 0};
+  c.words = ((size_t)n + 63) / 64;
+  if (n <= 20000) /* descendant sets: n^2 / 8 bytes */
+    c.reach = calloc((size_t)n * c.words + 1, sizeof *c.reach);
+  int rc = -1;
+  if (!stamp || !c.din || !c.dout || (n <= 20000 && !c.reach))
+    goto done;
+  for (int32_t v = 0; v < n; v++)
+    stamp[v] = -1;
+  for (c.v = 0; c.v < n; c.v++)
+    each_pred(M->g, c.v, stamp, push_in, &c);
+  for (int32_t v = 0; v < n; v++)
+    stamp[v] = -1;
+  for (c.v = n - 1; c.v >= 0; c.v--)
+    each_pred(M->g, c.v, stamp, push_out, &c);
+  for (int32_t v = 0; v < n; v++) {
+    int32_t desc = 0;
+    for (size_t w = 0; c.reach && w < c.words; w++)
+      desc += __builtin_popcountll(c.reach[(size_t)v * c.words + w]);
+    M->lo[v] = c.din[v];
+    M->hi[v] = n - 1 - (desc > c.dout[v] ? desc : c.dout[v]);
+  }
+  if (warm && M->prm->window >= 0) {
+    for (int32_t t = 0; t < fp_plan_group_count(warm); t++) {
+      int32_t len;
+      const int32_t *grp = fp_plan_group(warm, t, &len);
+      for (int32_t i = 0; i < len; i++) {
+        int32_t v = grp[i], w = M->prm->window;
+        M->lo[v] = t - w > M->lo[v] ? t - w : M->lo[v];
+        M->hi[v] = t + w < M->hi[v] ? t + w : M->hi[v];
+      }
+    }
+    M->exact = false;
+  }
+  M->T = 0;
+  for (int32_t v = 0; v < n; v++)
+    M->T = M->hi[v] + 1 > M->T ? M->hi[v] + 1 : M->T;
+  rc = 0;
+done:
+  free(stamp);
+  free(c.din);
+  free(c.dout);
+  free(c.reach);
+  return rc;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* "<prefix>_<name>_<a>[_<b>]" with the name reduced to [A-Za-z0-9_.] and
+ * 32 characters: readable in LP/MPS files, and unique through the
+ * numbers. */
+static const char *make_name(char *buf, size_t n, const char *prefix,
+                             const char *name, int64_t a, int64_t b) {
+  char clean[33];
+  size_t k = 0;
+  for (const char *c = name; *c && k < 32; c++)
+    clean[k++] = (isalnum((unsigned char)*c) || *c == '.') ? *c : '_';
+  clean[k] = '\0';
+  if (b >= 0)
+    snprintf(buf, n, "%s_%s_%lld_%lld", prefix, clean, (long long)a,
+             (long long)b);
+  else
+    snprintf(buf, n, "%s_%s_%lld", prefix, clean, (long long)a);
+  return buf;
+}
+
+/* Adds one column (binary or continuous in [0, 1], or [0, up] when up is
+ * given) with its objective coefficient; returns its index. */
+static int add_col(ilp_model *M, bool binary, double up, double obj,
+                   const char *name) {
+  int c = glp_add_cols(M->lp, 1);
+  glp_set_col_kind(M->lp, c, binary ? GLP_BV : GLP_CV);
+  if (!binary)
+    glp_set_col_bnds(M->lp, c, isinf(up) ? GLP_LO : GLP_DB, 0,
+                     isinf(up) ? 0 : up);
+  glp_set_obj_coef(M->lp, c, obj);
+  glp_set_col_name(M->lp, c, name);
+  return c;
+}
+
+/* ---- columns y, z and the window / precedence / step families --------- */
+
+static void add_y_columns(ilp_model *M) {
+  char nm[96];
+  for (int32_t v = 0; v < M->n; v++) {
+    const char *name = fp_graph_node(M->g, v)->name;
+    M->ycol[v] = glp_get_num_cols(M->lp) + 1;
+    for (int32_t t = M->lo[v]; t < M->hi[v]; t++)
+      add_col(M, true, 1, 0, make_name(nm, sizeof nm, "y", name, v, t));
+  }
+  for (int32_t t = 0; t < M->T; t++) {
+    snprintf(nm, sizeof nm, "z_%d", (int)t);
+    M->zcol[t] = add_col(M, true, 1, 0, nm);
+  }
+  if (M->n > 0) /* the first step is always used */
+    glp_set_col_bnds(M->lp, M->zcol[0], GLP_FX, 1, 1);
+}
+
+typedef struct prec_ctx {
+  builder *B;
+  int32_t v;
+} prec_ctx;
+
+/* precedence: y[v,t] <= y[u,t - strict] over v's window. */
+static void add_precedence(void *p, int32_t u) {
+  prec_ctx *c = p;
+  ilp_model *M = c->B->M;
+  int strict = !same_step_ok(M, u, c->v);
+  char nm[96];
+  for (int32_t t = M->lo[c->v]; t < M->hi[c->v]; t++) {
+    rb_y(&c->B->rb, M, c->v, t, 1);
+    rb_y(&c->B->rb, M, u, t - strict, -1);
+    add_row(
+        c->B, -HUGE_VAL, 0,
+        make_name(nm, sizeof nm, "prec", fp_graph_node(M->g, c->v)->name, u, t),
+        0);
+  }
+}
+
+static void add_order_rows(builder *B, int32_t *stamp) {
+  ilp_model *M = B->M;
+  char nm[96];
+  for (int32_t v = 0; v < M->n; v++) { /* window: y nondecreasing */
+    for (int32_t t = M->lo[v] + 1; t < M->hi[v]; t++) {
+      rb_y(&B->rb, M, v, t - 1, 1);
+      rb_y(&B->rb, M, v, t, -1);
+      add_row(
+          B, -HUGE_VAL, 0,
+          make_name(nm, sizeof nm, "win", fp_graph_node(M->g, v)->name, t, -1),
+          0);
+    }
+    stamp[v] = -1;
+  }
+  for (int32_t v = 0; v < M->n; v++) {
+    prec_ctx c = {B, v};
+    each_pred(M->g, v, stamp, add_precedence, &c);
+  }
+}
+
+/* steps: z[t] <= z[t-1]; z[t] <= sum x; sum x <= K z[t]. */
+static void add_step_rows(builder *B) {
+  ilp_model *M = B->M;
+  char nm[64];
+  for (int32_t t = 0; t < M->T; t++) {
+    int32_t members = 0;
+    if (t > 0) {
+      rb_col(&B->rb, M->zcol[t], 1);
+      rb_col(&B->rb, M->zcol[t - 1], -1);
+      snprintf(nm, sizeof nm, "zorder_%d", (int)t);
+      add_row(B, -HUGE_VAL, 0, nm, 0);
+    }
+    for (int32_t v = 0; v < M->n; v++)
+      if (M->lo[v] <= t && t <= M->hi[v]) {
+        rb_x(&B->rb, M, v, t, 1);
+        members++;
+      }
+    rb_col(&B->rb, M->zcol[t], -(members < M->k ? members : M->k));
+    snprintf(nm, sizeof nm, "size_%d", (int)t);
+    add_row(B, -HUGE_VAL, 0, nm, 0);
+    for (int32_t v = 0; v < M->n; v++)
+      if (M->lo[v] <= t && t <= M->hi[v])
+        rb_x(&B->rb, M, v, t, 1);
+    rb_col(&B->rb, M->zcol[t], -1);
+    snprintf(nm, sizeof nm, "used_%d", (int)t);
+    add_row(B, 0, HUGE_VAL, nm, 0);
+  }
+}
+
+/* ---- clique family --------------------------------------------------------
+ */
+
+/* Greedy clique cover of the incompatible pairs among L[0..n): every pair
+ * that cannot share a step ends up in some clique Q, and each Q gives
+ * sum_{v in Q} x[v,t] <= 1.  Returns false when out of memory. */
+static bool cover_cliques(builder *B, const int32_t *L, int32_t n, int32_t t,
+                          const char *fam, int32_t id) {
+  ilp_model *M = B->M;
+  uint8_t *cov = calloc((size_t)n * (size_t)n + 1, 1);
+  int32_t *Q = malloc(((size_t)n + 1) * sizeof *Q);
+  char nm[64];
+  if (!cov || !Q) {
+    free(cov);
+    free(Q);
+    return false;
+  }
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = i + 1; j < n; j++) {
+      if (cov[i * n + j] || same_step_ok(M, L[i], L[j]))
+        continue;
+      int32_t q = 0;
+      Q[q++] = i;
+      Q[q++] = j;
+      for (int32_t k = j + 1; k < n; k++) {
+        bool all = true;
+        for (int32_t a = 0; a < q && all; a++)
+          all = !same_step_ok(M, L[Q[a]], L[k]);
+        if (all)
+          Q[q++] = k;
+      }
+      for (int32_t a = 0; a < q; a++) {
+        for (int32_t b = a + 1; b < q; b++)
+          cov[Q[a] * n + Q[b]] = 1;
+        rb_x(&B->rb, M, L[Q[a]], t, 1);
+      }
+      snprintf(nm, sizeof nm, "%s_%d_%d_%d", fam, (int)id, (int)t, (int)i);
+      add_row(B, -HUGE_VAL, 1, nm, 0);
+    }
+  free(cov);
+  free(Q);
+  return true;
+}
+
+/* clique: per step, over the nodes whose window holds it. */
+static bool add_clique_rows(builder *B, int32_t *L) {
+  ilp_model *M = B->M;
+  for (int32_t t = 0; t < M->T; t++) {
+    int32_t n = 0;
+    for (int32_t v = 0; v < M->n; v++)
+      if (M->lo[v] <= t && t <= M->hi[v])
+        L[n++] = v;
+    if (!cover_cliques(B, L, n, t, "clq", 0))
+      return false;
+  }
+  return true;
+}
+
+/* ---- materialize / read families ---------------------------------------- */
+
+/* Whether buffer b's materialization is decided by the plan (m free):
+ * produced, read, not an output, and every reader may share the writer's
+ * step.  Otherwise it is fixed: 1 for outputs, unread and split buffers. */
+static int8_t materialize_fixed(const ilp_model *M, int32_t b) {
+  const fp_buffer *buf = fp_graph_buffer(M->g, b);
+  if (buf->input || buf->writer < 0)
+    return 0;
+  if (buf->output || buf->n_readers == 0)
+    return 1;
+  for (int32_t i = 0; i < buf->n_readers; i++)
+    if (!same_step_ok(M, buf->writer, buf->readers[i]))
+      return 1;
+  return -1;
+}
+
+/* materialize: m[b] >= y[p,t] - y[c,t] for each reader c. */
+static void add_materialize(builder *B, int32_t b) {
+  ilp_model *M = B->M;
+  const fp_buffer *buf = fp_graph_buffer(M->g, b);
+  char nm[96];
+  M->mfix[b] = materialize_fixed(M, b);
+  double units = (double)buf->bytes / M->scale;
+  if (M->mfix[b] == 1) {
+    M->obj_const += B->wt * units;
+    B->traffic.cst += units;
+  }
+  if (M->mfix[b] != -1)
+    return;
+  M->mcol[b] = add_col(M, false, 1, B->wt * units,
+                       make_name(nm, sizeof nm, "m", buf->name, b, -1));
+  B->oom |= !rb_col(&B->traffic, M->mcol[b], units);
+  int32_t p = buf->writer;
+  for (int32_t i = 0; i < buf->n_readers; i++) {
+    int32_t c = buf->readers[i];
+    for (int32_t t = M->lo[p]; t < M->hi[c]; t++) {
+      rb_col(&B->rb, M->mcol[b], 1);
+      rb_y(&B->rb, M, p, t, -1);
+      rb_y(&B->rb, M, c, t, 1);
+      add_row(B, 0, HUGE_VAL, make_name(nm, sizeof nm, "mat", buf->name, c, t),
+              M->mcol[b]);
+    }
+  }
+}
+
+/* Bytes node c reads of buffer b (the largest of its reads of b). */
+static uint64_t read_bytes(const fp_graph *g, int32_t c, int32_t b) {
+  const fp_node *nd = fp_graph_node(g, c);
+  uint64_t m = 0;
+  for (int32_t i = 0; i < nd->n_reads; i++)
+    if (nd->reads[i].buffer == b && nd->reads[i].bytes > m)
+      m = nd->reads[i].bytes;
+  return m;
+}
+
+/* read rows of one byte level: readers R[0..nr) partitioned greedily into
+ * cliques of mutually incompatible nodes; per clique Q and step t,
+ * r[b,j,t] >= sum_Q x[c,t] - x[p,t] (the writer term dropped when no
+ * member of Q may share the writer's step: it can only help). */
+static void add_read_level(builder *B, int32_t b, int32_t j, uint64_t delta,
+                           const int32_t *R, int32_t nr, int32_t *part) {
+  ilp_model *M = B->M;
+  const fp_buffer *buf = fp_graph_buffer(M->g, b);
+  int32_t p = buf->writer, t0 = INT32_MAX, t1 = -1;
+  char nm[96];
+  for (int32_t i = 0; i < nr; i++) {
+    t0 = M->lo[R[i]] < t0 ? M->lo[R[i]] : t0;
+    t1 = M->hi[R[i]] > t1 ? M->hi[R[i]] : t1;
+    part[i] = -1;
+  }
+  int32_t nq = 0;
+  for (int32_t i = 0; i < nr; i++) { /* greedy clique partition */
+    if (part[i] >= 0)
+      continue;
+    part[i] = nq;
+    for (int32_t k = i + 1; k < nr; k++) {
+      bool all = part[k] < 0;
+      for (int32_t a = 0; a < k && all; a++)
+        all = part[a] != nq || !same_step_ok(M, R[a], R[k]);
+      if (all)
+        part[k] = nq;
+    }
+    nq++;
+  }
+  double units = (double)delta / M->scale;
+  for (int32_t t = t0; t <= t1; t++) {
+    int col = add_col(M, false, 1, B->wt * units,
+                      make_name(nm, sizeof nm, "r", buf->name, j, t));
+    B->oom |= !rb_col(&B->traffic, col, units);
+    for (int32_t q = 0; q < nq; q++) {
+      bool any = false, writer = false;
+      for (int32_t i = 0; i < nr; i++)
+        if (part[i] == q && M->lo[R[i]] <= t && t <= M->hi[R[i]]) {
+          rb_x(&B->rb, M, R[i], t, -1);
+          any = true;
+          writer |= p >= 0 && same_step_ok(M, p, R[i]);
+        }
+      if (!any) {
+        B->rb.n = 0;
+        B->rb.cst = 0;
+        continue;
+      }
+      rb_col(&B->rb, col, 1);
+      if (writer)
+        rb_x(&B->rb, M, p, t, 1);
+      add_row(B, 0, HUGE_VAL, make_name(nm, sizeof nm, "read", buf->name, t, q),
+              col);
+    }
+  }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* read: one level per distinct per-reader byte count, cost = the step up
+ * from the level below, so a step pays exactly its largest reader. */
+static bool add_reads(builder *B, int32_t b) {
+  ilp_model *M = B->M;
+  const fp_buffer *buf = fp_graph_buffer(M->g, b);
+  int32_t nr = buf->n_readers;
+  uint64_t *lv = malloc(((size_t)nr + 1) * sizeof *lv);
+  int32_t *R = malloc(((size_t)nr + 1) * sizeof *R);
+  int32_t *part = malloc(((size_t)nr + 1) * sizeof *part);
+  if (!lv || !R || !part) {
+    free(lv), free(R), free(part);
+    return false;
+  }
+  for (int32_t i = 0; i < nr; i++)
+    lv[i] = read_bytes(M->g, buf->readers[i], b);
+  qsort(lv, (size_t)nr, sizeof *lv, cmp_u64);
+  uint64_t below = 0;
+  for (int32_t i = 0, j = 0; i < nr; i++) {
+    if (lv[i] == below || (i > 0 && lv[i] == lv[i - 1]))
+      continue;
+    int32_t k = 0;
+    for (int32_t c = 0; c < nr; c++)
+      if (read_bytes(M->g, buf->readers[c], b) >= lv[i])
+        R[k++] = buf->readers[c];
+    add_read_level(B, b, j++, lv[i] - below, R, k, part);
+    below = lv[i];
+  }
+  free(lv), free(R), free(part);
+  return true;
+}
+
+/* ---- live / peak families ----------------------------------------------- */
+
+/* live rows of buffer b: l[b,t] for its possible lifetime steps.
+ * Produced: l >= m + y[p,t] - y[c,t-1] - 1 per reader c (m fixed at 1:
+ * l >= y[p,t] - y[c,t-1]).  Freeable input: l >= 1 - y[c,t-1]. */
+static void add_live(builder *B, int32_t b) {
+  ilp_model *M = B->M;
+  const fp_buffer *buf = fp_graph_buffer(M->g, b);
+  int32_t p = buf->writer, t0 = buf->input ? 0 : M->lo[p], t1 = -1;
+  char nm[96];
+  for (int32_t i = 0; i < buf->n_readers; i++)
+    t1 = M->hi[buf->readers[i]] > t1 ? M->hi[buf->readers[i]] : t1;
+  B->lt0[b] = t0;
+  B->lt1[b] = t1;
+  B->lbase[b] = glp_get_num_cols(M->lp) + 1;
+  for (int32_t t = t0; t <= t1; t++)
+    add_col(M, false, 1, 0, make_name(nm, sizeof nm, "l", buf->name, t, -1));
+  for (int32_t t = t0; t <= t1; t++) {
+    int col = B->lbase[b] + (t - t0);
+    for (int32_t i = 0; i < buf->n_readers; i++) {
+      int32_t c = buf->readers[i];
+      double lo = buf->input ? 1 : M->mfix[b] == 1 ? 0 : -1;
+      rb_col(&B->rb, col, 1);
+      rb_y(&B->rb, M, c, t - 1, 1);
+      if (!buf->input) {
+        rb_y(&B->rb, M, p, t, -1);
+        if (M->mfix[b] != 1)
+          rb_col(&B->rb, M->mcol[b], -1);
+      }
+      add_row(B, lo, HUGE_VAL,
+              make_name(nm, sizeof nm, "live", buf->name, c, t), col);
+    }
+  }
+}
+
+/* Whether buffer b is resident: live in every step whatever the plan. */
+static bool resident(const fp_buffer *buf) {
+  return buf->input && (!buf->freeable || buf->output);
+}
+
+/* peak: P >= sum of what is live at t, in units above the resident
+ * inputs.  Outputs and unread buffers enter through y directly. */
+static void add_peak_rows(builder *B) {
+  ilp_model *M = B->M;
+  char nm[64];
+  for (int32_t t = 0; t < M->T; t++) {
+    rb_col(&B->rb, M->pcol, 1);
+    for (int32_t b = 0; b < fp_graph_buffer_count(M->g); b++) {
+      const fp_buffer *buf = fp_graph_buffer(M->g, b);
+      double units = (double)buf->bytes / M->scale;
+      if (resident(buf) || (!buf->input && buf->writer < 0) || units == 0)
+        continue;
+      if (!buf->input && buf->output)
+        rb_y(&B->rb, M, buf->writer, t, -units);
+      else if (!buf->input && buf->n_readers == 0)
+        rb_x(&B->rb, M, buf->writer, t, -units);
+      else if (B->lbase[b] && B->lt0[b] <= t && t <= B->lt1[b])
+        rb_col(&B->rb, B->lbase[b] + (t - B->lt0[b]), -units);
+      /* else: a freeable input nobody reads is never live */
+    }
+    snprintf(nm, sizeof nm, "peak_%d", (int)t);
+    add_row(B, 0, HUGE_VAL, nm, M->pcol);
+  }
+}
+
+/* ---- assembling the model ---------------------------------------------- */
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The GCD of every byte count the model uses (1 when there is none):
+ * dividing by it keeps coefficients small without losing exactness. */
+static double byte_scale(const fp_graph *g) {
+  uint64_t s = 0;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    if (!resident(fp_graph_buffer(g, b)))
+      s = gcd64(s, fp_graph_buffer(g, b)->bytes);
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    for (int32_t i = 0; i < nd->n_reads; i++)
+      s = gcd64(s, nd->reads[i].bytes);
+  }
+  return s ? (double)s : 1.0;
+}
+
+static bool alloc_model(ilp_model *M, builder *B) {
+  size_t n = (size_t)M->n + 1, nb = (size_t)fp_graph_buffer_count(M->g) + 1;
+  M->lo = calloc(n, sizeof *M->lo);
+  M->hi = calloc(n, sizeof *M->hi);
+  M->ycol = calloc(n, sizeof *M->ycol);
+  M->zcol = calloc(n + 1, sizeof *M->zcol);
+  M->mcol = calloc(nb, sizeof *M->mcol);
+  M->mfix = calloc(nb, sizeof *M->mfix);
+  B->lbase = calloc(nb, sizeof *B->lbase);
+  B->lt0 = calloc(nb, sizeof *B->lt0);
+  B->lt1 = calloc(nb, sizeof *B->lt1);
+  M->lp = glp_create_prob();
+  return M->lo && M->hi && M->ycol && M->zcol && M->mcol && M->mfix &&
+         B->lbase && B->lt0 && B->lt1 && M->lp;
+}
+
+/* materialize, read, live and peak families, in that order (see the file
+ * comment: ilp_plan_columns relies on definition rows coming in
+ * dependency order). */
+static bool add_cost_rows(builder *B) {
+  ilp_model *M = B->M;
+  int32_t nb = fp_graph_buffer_count(M->g);
+  for (int32_t b = 0; b < nb; b++)
+    add_materialize(B, b);
+  for (int32_t b = 0; b < nb; b++)
+    if (fp_graph_buffer(M->g, b)->n_readers > 0 && !add_reads(B, b))
+      return false;
+  if (!M->with_peak)
+    return true;
+  for (int32_t b = 0; b < nb; b++) {
+    const fp_buffer *buf = fp_graph_buffer(M->g, b);
+    bool lives = buf->input ? (buf->freeable && !buf->output)
+                            : (buf->writer >= 0 && !buf->output);
+    if (lives && buf->n_readers > 0)
+      add_live(B, b);
+  }
+  add_peak_rows(B);
+  return true;
+}
+
+/* Objective direction and the P column (added before any row uses it). */
+static void add_objective(builder *B) {
+  ilp_model *M = B->M;
+  glp_set_obj_dir(M->lp, GLP_MIN);
+  glp_set_prob_name(M->lp, fp_graph_name(M->g));
+  if (M->with_peak) {
+    double up = M->peak_cap == FP_NO_LIMIT
+                    ? HUGE_VAL
+                    : (double)(M->peak_cap - M->resident) / M->scale;
+    M->pcol = add_col(M, false, up, B->wp, "P");
+    /* the objective counts whole bytes: resident inputs are in the peak */
+    M->obj_const += B->wp * (double)M->resident / M->scale;
+  }
+}
+
+int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
+              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap) {
+  builder B;
+  memset(M, 0, sizeof *M);
+  memset(&B, 0, sizeof B);
+  B.M = M;
+  M->g = g;
+  M->prm = prm;
+  M->n = fp_graph_node_count(g);
+  M->k =
+      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  M->exact = true;
+  M->scale = byte_scale(g);
+  M->resident = fp_graph_resident_bytes(g);
+  M->peak_cap = peak_cap;
+  M->with_peak =
+      peak_cap != FP_NO_LIMIT || prm->objective != FP_OBJECTIVE_TRAFFIC;
+  B.wt = prm->objective == FP_OBJECTIVE_PEAK ? 0 : 1;
+  B.wp = prm->objective == FP_OBJECTIVE_TRAFFIC ? 0
+         : prm->objective == FP_OBJECTIVE_PEAK  ? 1
+                                                : prm->lambda;
+  int32_t *scratch = malloc(((size_t)M->n + 1) * sizeof *scratch);
+  int rc = -1;
+  if (!scratch || !alloc_model(M, &B) || compute_windows(M, warm) != 0)
+    goto done;
+  if (M->with_peak && peak_cap != FP_NO_LIMIT && peak_cap < M->resident)
+    M->infeasible = true;
+  add_y_columns(M);
+  add_objective(&B); /* P first: rows below refer to it */
+  add_order_rows(&B, scratch);
+  add_step_rows(&B);
+  if (!add_clique_rows(&B, scratch) || !add_cost_rows(&B))
+    goto done;
+  if (prm->objective == FP_OBJECTIVE_PEAK && traffic_cap != FP_NO_LIMIT) {
+    B.rb.n = 0;
+    for (int i = 1; i <= B.traffic.n; i++)
+      rb_col(&B.rb, B.traffic.ind[i], B.traffic.val[i]);
+    B.rb.cst = B.traffic.cst;
+    add_row(&B, -HUGE_VAL, (double)traffic_cap / M->scale, "traffic_limit", 0);
+  }
+  glp_set_obj_coef(M->lp, 0, M->obj_const);
+  rc = B.oom ? -1 : 0;
+done:
+  free(scratch);
+  free(B.rb.ind);
+  free(B.rb.val);
+  free(B.traffic.ind);
+  free(B.traffic.val);
+  free(B.lbase);
+  free(B.lt0);
+  free(B.lt1);
+  return rc;
+}
+
+void ilp_free(ilp_model *M) {
+  if (M->lp)
+    glp_delete_prob(M->lp);
+  free(M->lo);
+  free(M->hi);
+  free(M->ycol);
+  free(M->zcol);
+  free(M->mcol);
+  free(M->mfix);
+  free(M->row_target);
+  free(M->names);
+  memset(M, 0, sizeof *M);
+}
+
+/* ---- plans as columns, and back ------------------------------------------ */
+
+/* step[v] of each node in plan p; false when a node is outside its
+ * window. */
+static bool plan_steps(const ilp_model *M, const fp_plan *p, int32_t *step) {
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++) {
+      if (t < M->lo[grp[i]] || t > M->hi[grp[i]] || t >= M->T)
+        return false;
+      step[grp[i]] = t;
+    }
+  }
+  return true;
+}
+
+bool ilp_plan_columns(const ilp_model *M, const fp_plan *p, double *x) {
+  int nc = glp_get_num_cols(M->lp), nr = glp_get_num_rows(M->lp);
+  int32_t *step = malloc(((size_t)M->n + 1) * sizeof *step);
+  int *ind = malloc(((size_t)nc + 1) * sizeof *ind);
+  double *val = malloc(((size_t)nc + 1) * sizeof *val);
+  bool ok = step && ind && val && plan_steps(M, p, step);
+  for (int c = 1; ok && c <= nc; c++)
+    x[c] = 0;
+  for (int32_t v = 0; ok && v < M->n; v++)
+    for (int32_t t = M->lo[v]; t < M->hi[v]; t++)
+      x[M->ycol[v] + (t - M->lo[v])] = step[v] <= t;
+  for (int32_t t = 0; ok && t < M->T; t++)
+    x[M->zcol[t]] = t < fp_plan_group_count(p);
+  /* Definition rows come in dependency order: raise each target to the
+   * least value its row allows. */
+  for (int r = 1; ok && r <= nr; r++) {
+    int tgt = M->row_target[r];
+    if (!tgt)
+      continue;
+    int len = glp_get_mat_row(M->lp, r, ind, val);
+    double rest = 0, coef = 0;
+    for (int i = 1; i <= len; i++) {
+      if (ind[i] == tgt)
+        coef = val[i];
+      else
+        rest += val[i] * x[ind[i]];
+    }
+    double need = (glp_get_row_lb(M->lp, r) - rest) / coef;
+    x[tgt] = need > x[tgt] ? need : x[tgt];
+  }
+  free(step);
+  free(ind);
+  free(val);
+  return ok;
+}
+
+/* Whether value v is within [lo, up] of bound type `type`, with slack
+ * relative to `mag`, the size of the terms that sum to v. */
+static bool within(int type, double lo, double up, double v, double mag) {
+  double eps = 1e-9 * (1 + mag);
+  if ((type == GLP_LO || type == GLP_DB || type == GLP_FX) && v < lo - eps)
+    return false;
+  if ((type == GLP_UP || type == GLP_DB || type == GLP_FX) && v > up + eps)
+    return false;
+  return true;
+}
+
+bool ilp_check_columns(const ilp_model *M, const double *x) {
+  int nc = glp_get_num_cols(M->lp), nr = glp_get_num_rows(M->lp);
+  int *ind = malloc(((size_t)nc + 1) * sizeof *ind);
+  double *val = malloc(((size_t)nc + 1) * sizeof *val);
+  bool ok = ind && val;
+  for (int c = 1; ok && c <= nc; c++) {
+    ok = within(glp_get_col_type(M->lp, c), glp_get_col_lb(M->lp, c),
+                glp_get_col_ub(M->lp, c), x[c], fabs(x[c]));
+    if (ok && glp_get_col_kind(M->lp, c) != GLP_CV)
+      ok = x[c] == floor(x[c]); /* glp_ios_heur_sol wants exact integers */
+  }
+  for (int r = 1; ok && r <= nr; r++) {
+    int len = glp_get_mat_row(M->lp, r, ind, val);
+    double act = 0, mag = 0;
+    for (int i = 1; i <= len; i++) {
+      act += val[i] * x[ind[i]];
+      mag += fabs(val[i] * x[ind[i]]);
+    }
+    ok = within(glp_get_row_type(M->lp, r), glp_get_row_lb(M->lp, r),
+                glp_get_row_ub(M->lp, r), act, mag);
+  }
+  free(ind);
+  free(val);
+  return ok;
+}
+
+fp_status ilp_extract(const ilp_model *M, fp_plan *out, fp_error *err) {
+  int32_t *step = malloc(((size_t)M->n + 1) * sizeof *step);
+  fp_status st = FP_OK;
+  if (!step)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  for (int32_t v = 0; v < M->n; v++) {
+    step[v] = M->hi[v];
+    for (int32_t t = M->lo[v]; t < M->hi[v]; t++)
+      if (glp_mip_col_val(M->lp, M->ycol[v] + (t - M->lo[v])) > 0.5) {
+        step[v] = t;
+        break;
+      }
+  }
+  fp_plan_clear(out);
+  for (int32_t t = 0; t < M->T && st == FP_OK; t++) {
+    bool opened = false;
+    for (int32_t v = 0; v < M->n && st == FP_OK; v++) {
+      if (step[v] != t)
+        continue;
+      if (!opened && (st = fp_plan_open_group(out, err)) != FP_OK)
+        break;
+      opened = true;
+      st = fp_plan_append_node(out, v, err);
+    }
+  }
+  free(step);
+  return st;
+}

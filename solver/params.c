@@ -1,0 +1,104 @@
+/*
+ * params.c -- the solver parameters (fp_ilp_params): defaults, checks, the
+ * objective's name and value, and the limits test shared by the ILP and
+ * the exhaustive enumeration, so that both judge plans the same way.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "solver/solver.h"
+
+static const char *const objective_names[] = {
+#define FP_OBJECTIVE_STR_(name, str) str,
+    FP_OBJECTIVE_MAP(FP_OBJECTIVE_STR_)
+#undef FP_OBJECTIVE_STR_
+};
+
+/* The objective's name ("traffic"), or "unknown" outside the list. */
+const char *fp_objective_name(fp_objective o) {
+  return (unsigned)o < FP_OBJECTIVE_COUNT_ ? objective_names[o] : "unknown";
+}
+
+/* The objective called `s`, or -1 (also for s == NULL). */
+int fp_objective_parse(const char *s) {
+  if (!s)
+    return -1;
+  for (int i = 0; i < FP_OBJECTIVE_COUNT_; i++)
+    if (strcmp(s, objective_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+/* Fills every field with the defaults documented in solver.h. */
+void fp_ilp_params_init(fp_ilp_params *prm) {
+  memset(prm, 0, sizeof *prm);
+  prm->objective = FP_OBJECTIVE_TRAFFIC;
+  prm->peak_limit = 0; /* the eager plan's peak */
+  prm->traffic_limit = FP_NO_LIMIT;
+  prm->lambda = 1.0;
+  prm->time_limit_s = FP_ILP_DEFAULT_TIME_LIMIT;
+  prm->mip_gap = 0.0;
+  prm->window = FP_ILP_DEFAULT_WINDOW;
+  prm->max_fusion_size = 0;
+  prm->warm_start = NULL;
+  prm->lp_out = NULL;
+  prm->mps_out = NULL;
+  prm->progress = NULL;
+  prm->progress_ctx = NULL;
+  prm->fault = 0;
+}
+
+/* FP_OK, or FP_EARG with a message naming the first bad field.  The
+ * limits need no check: every uint64_t value means something. */
+fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
+  if (!prm)
+    return fp_error_set(err, FP_EARG, "solver params: NULL");
+  if ((unsigned)prm->objective >= FP_OBJECTIVE_COUNT_)
+    return fp_error_set(err, FP_EARG, "solver params: objective: unknown (%d)",
+                        (int)prm->objective);
+  if (!isfinite(prm->time_limit_s) || prm->time_limit_s <= 0)
+    return fp_error_set(err, FP_EARG,
+                        "solver params: time_limit_s must be finite and > 0");
+  if (!isfinite(prm->mip_gap) || prm->mip_gap < 0)
+    return fp_error_set(err, FP_EARG,
+                        "solver params: mip_gap must be finite and >= 0");
+  if (!isfinite(prm->lambda) || prm->lambda < 0)
+    return fp_error_set(err, FP_EARG,
+                        "solver params: lambda must be finite and >= 0");
+  if (prm->window < FP_ILP_WINDOW_AUTO)
+    return fp_error_set(err, FP_EARG,
+                        "solver params: window must be >= 0, or "
+                        "FP_ILP_WINDOW_EXACT / FP_ILP_WINDOW_AUTO");
+  if (prm->max_fusion_size < 0)
+    return fp_error_set(err, FP_EARG,
+                        "solver params: max_fusion_size must be >= 0");
+  return FP_OK;
+}
+
+/* traffic, peak, or traffic + lambda * peak, as a double (exact below
+ * 2^53 for the first two). */
+double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m) {
+  switch (prm->objective) {
+  case FP_OBJECTIVE_PEAK:
+    return (double)m->peak_bytes;
+  case FP_OBJECTIVE_WEIGHTED:
+    return (double)m->traffic_bytes + prm->lambda * (double)m->peak_bytes;
+  case FP_OBJECTIVE_TRAFFIC:
+  default:
+    return (double)m->traffic_bytes;
+  }
+}
+
+/* 1 when peak <= the peak limit (0 standing for `eager_peak`, FP_NO_LIMIT
+ * for none) and traffic <= traffic_limit, whatever the objective; else 0. */
+int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
+                    uint64_t eager_peak) {
+  uint64_t peak_limit = prm->peak_limit == 0 ? eager_peak : prm->peak_limit;
+  if (peak_limit != FP_NO_LIMIT && m->peak_bytes > peak_limit)
+    return 0;
+  if (prm->traffic_limit != FP_NO_LIMIT &&
+      m->traffic_bytes > prm->traffic_limit)
+    return 0;
+  return 1;
+}

@@ -1,0 +1,837 @@
+/*
+ * test_exhaustive.c -- the parameters (solver/params.c) and the exhaustive
+ * reference solver: hand-built graphs with optima worked out in the
+ * comments, the errors (size limit, infeasible limits, bad parameters),
+ * and properties on random tiny graphs: the answer is legal, meets the
+ * limits, equals the best plan of a brute-force enumeration written here
+ * independently (every ordered set partition, filtered by fp_plan_check),
+ * and no heuristic plan, reordering or random legal plan beats it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heuristics/heuristics.h"
+#include "solver/solver.h"
+#include "tests/testutil.h"
+
+enum { MAXN = 12 };
+
+/* ck_assert for hot loops: Check records every ck_assert it passes, which
+ * would dominate the run time of the brute force. */
+#define REQUIRE(c)                                                             \
+  do {                                                                         \
+    if (!(c))                                                                  \
+      ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);                       \
+  } while (0)
+
+/* ---- parameters ----------------------------------------------------------
+ */
+
+START_TEST(params_defaults_and_names) {
+  fp_ilp_params p;
+  fp_ilp_params_init(&p);
+  ck_assert_int_eq(p.objective, FP_OBJECTIVE_TRAFFIC);
+  ck_assert_uint_eq(p.peak_limit, 0);
+  ck_assert(p.traffic_limit == FP_NO_LIMIT);
+  ck_assert(p.lambda == 1.0);
+  ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
+  ck_assert(p.mip_gap == 0.0);
+  ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
+  ck_assert_int_eq(p.max_fusion_size, 0);
+  ck_assert_ptr_null(p.warm_start);
+  ck_assert_ptr_null(p.lp_out);
+  ck_assert_ptr_null(p.mps_out);
+  ck_assert(p.progress == NULL);
+  ck_assert_ptr_null(p.progress_ctx);
+  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++)
+    ck_assert_int_eq(fp_objective_parse(fp_objective_name((fp_objective)o)), o);
+  ck_assert_str_eq(fp_objective_name(FP_OBJECTIVE_WEIGHTED), "weighted");
+  ck_assert_str_eq(fp_objective_name((fp_objective)99), "unknown");
+  ck_assert_int_eq(fp_objective_parse("Traffic"), -1);
+  ck_assert_int_eq(fp_objective_parse(""), -1);
+}
+END_TEST
+
+/* Sets one bad field and expects FP_EARG naming it. */
+static void expect_bad(void (*set)(fp_ilp_params *), const char *field) {
+  fp_ilp_params p;
+  fp_ilp_params_init(&p);
+  set(&p);
+  fp_error err;
+  fp_error_clear(&err);
+  ck_assert_int_eq(fp_ilp_params_check(&p, &err), FP_EARG);
+  ck_assert_msg(strstr(err.msg, field) != NULL, "'%s' lacks '%s'", err.msg,
+                field);
+}
+
+static void bad_objective(fp_ilp_params *p) {
+  p->objective = FP_OBJECTIVE_COUNT_;
+}
+static void bad_time(fp_ilp_params *p) {
+  p->time_limit_s = 0;
+}
+static void bad_time_nan(fp_ilp_params *p) {
+  p->time_limit_s = NAN;
+}
+static void bad_time_inf(fp_ilp_params *p) {
+  p->time_limit_s = INFINITY;
+}
+static void bad_gap(fp_ilp_params *p) {
+  p->mip_gap = -0.1;
+}
+static void bad_gap_nan(fp_ilp_params *p) {
+  p->mip_gap = NAN;
+}
+static void bad_lambda(fp_ilp_params *p) {
+  p->lambda = -1;
+}
+static void bad_lambda_inf(fp_ilp_params *p) {
+  p->lambda = INFINITY;
+}
+static void bad_window(fp_ilp_params *p) {
+  p->window = FP_ILP_WINDOW_AUTO - 1;
+}
+static void bad_size(fp_ilp_params *p) {
+  p->max_fusion_size = -1;
+}
+
+START_TEST(params_check_names_the_field) {
+  expect_bad(bad_objective, "objective");
+  expect_bad(bad_time, "time_limit_s");
+  expect_bad(bad_time_nan, "time_limit_s");
+  expect_bad(bad_time_inf, "time_limit_s");
+  expect_bad(bad_gap, "mip_gap");
+  expect_bad(bad_gap_nan, "mip_gap");
+  expect_bad(bad_lambda, "lambda");
+  expect_bad(bad_lambda_inf, "lambda");
+  expect_bad(bad_window, "window");
+  expect_bad(bad_size, "max_fusion_size");
+  fp_ilp_params p;
+  fp_ilp_params_init(&p);
+  p.window = 0; /* boundary values are fine */
+  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
+  p.window = FP_ILP_WINDOW_EXACT;
+  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
+  p.window = FP_ILP_WINDOW_AUTO;
+  p.lambda = 0;
+  p.max_fusion_size = 1;
+  p.peak_limit = 1;
+  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
+}
+END_TEST
+
+START_TEST(objective_value_and_limits) {
+  fp_ilp_params p;
+  fp_ilp_params_init(&p);
+  fp_metrics m;
+  memset(&m, 0, sizeof m);
+  m.traffic_bytes = 100;
+  m.peak_bytes = 40;
+  ck_assert(fp_objective_value(&p, &m) == 100.0);
+  p.objective = FP_OBJECTIVE_PEAK;
+  ck_assert(fp_objective_value(&p, &m) == 40.0);
+  p.objective = FP_OBJECTIVE_WEIGHTED;
+  p.lambda = 0.5;
+  ck_assert(fp_objective_value(&p, &m) == 120.0);
+  /* peak_limit 0: the eager peak */
+  ck_assert_int_eq(fp_meets_limits(&p, &m, 40), 1);
+  ck_assert_int_eq(fp_meets_limits(&p, &m, 39), 0);
+  p.peak_limit = FP_NO_LIMIT;
+  ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
+  p.peak_limit = 40;
+  ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
+  p.peak_limit = 39;
+  ck_assert_int_eq(fp_meets_limits(&p, &m, 1000), 0);
+  /* the traffic limit applies to every objective */
+  p.peak_limit = FP_NO_LIMIT;
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
+    p.objective = (fp_objective)o;
+    p.traffic_limit = 100;
+    ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 1);
+    p.traffic_limit = 99;
+    ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 0);
+  }
+}
+END_TEST
+
+/* ---- hand-built graphs ------------------------------------------------- */
+
+/* Runs fp_exhaustive, which must succeed; checks the record and that the
+ * plan is legal, meets the limits and has the metrics returned. */
+static fp_plan *solve(const fp_graph *g, const fp_ilp_params *prm,
+                      fp_metrics *m) {
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_error_clear(&err);
+  fp_status st = fp_exhaustive(g, prm, p, m, &err);
+  ck_assert_msg(st == FP_OK, "fp_exhaustive: %s (%s)", fp_status_name(st),
+                err.msg);
+  ck_assert_int_eq(fp_plan_check(g, p, prm->max_fusion_size, NULL), FP_OK);
+  fp_metrics e;
+  ck_assert_int_eq(fp_plan_eval_k(g, p, prm->max_fusion_size, &e, NULL, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(e.traffic_bytes, m->traffic_bytes);
+  ck_assert_uint_eq(e.peak_bytes, m->peak_bytes);
+  ck_assert_int_eq(e.kernels, m->kernels);
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  ck_assert_str_eq(si->method, "exhaustive");
+  ck_assert_str_eq(si->status, "optimal");
+  ck_assert(si->objective == fp_objective_value(prm, m));
+  ck_assert(si->bound == si->objective);
+  ck_assert(si->gap == 0.0);
+  ck_assert(si->time_s >= 0);
+  ck_assert_str_eq(fp_plan_graph_name(p), fp_graph_name(g));
+  return p;
+}
+
+/* Solves and checks traffic, peak and the number of kernels. */
+static void expect_opt(const fp_graph *g, const fp_ilp_params *prm,
+                       uint64_t traffic, uint64_t peak, int32_t kernels) {
+  fp_metrics m;
+  fp_plan *p = solve(g, prm, &m);
+  ck_assert_msg(m.traffic_bytes == traffic && m.peak_bytes == peak,
+                "%s: got traffic %llu peak %llu, want %llu %llu",
+                fp_objective_name(prm->objective),
+                (unsigned long long)m.traffic_bytes,
+                (unsigned long long)m.peak_bytes, (unsigned long long)traffic,
+                (unsigned long long)peak);
+  if (kernels >= 0)
+    ck_assert_int_eq(m.kernels, kernels);
+  fp_plan_destroy(p);
+}
+
+/* Expects FP_EINFEASIBLE with every fragment in the message. */
+static void expect_infeasible(const fp_graph *g, const fp_ilp_params *prm,
+                              const char *frag1, const char *frag2) {
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_error_clear(&err);
+  ck_assert_int_eq(fp_exhaustive(g, prm, p, NULL, &err), FP_EINFEASIBLE);
+  ck_assert_int_eq(err.code, FP_EINFEASIBLE);
+  ck_assert_msg(strstr(err.msg, frag1) != NULL, "'%s' lacks '%s'", err.msg,
+                frag1);
+  ck_assert_msg(!frag2 || strstr(err.msg, frag2) != NULL, "'%s' lacks '%s'",
+                err.msg, frag2);
+  fp_plan_destroy(p);
+}
+
+/* x -> a -> t1 -> b -> t2 -> c -> y, pointwise over 250 floats. */
+static const char chain_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+START_TEST(chain_fuses_into_one_kernel) {
+  fp_graph *g = tu_graph(chain_json);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  /* one kernel: read x (1000), write y (1000); live x + y = 2000, below
+   * the eager peak (x + t1 + t2 = 3000). */
+  expect_opt(g, &prm, 2000, 2000, 1);
+  prm.objective = FP_OBJECTIVE_PEAK;
+  expect_opt(g, &prm, 2000, 2000, 1);
+  /* at most 2 per group: a b | c or a | b c, both 4000 and peak 3000
+   * (x + t2 + y, or x + t1 + y) */
+  prm.objective = FP_OBJECTIVE_TRAFFIC;
+  prm.max_fusion_size = 2;
+  expect_opt(g, &prm, 4000, 3000, 2);
+  prm.max_fusion_size = 1; /* only the eager plan: 6000 */
+  expect_opt(g, &prm, 6000, 3000, 3);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* a, b pointwise -> mm extern -> c, d pointwise; every buffer 1000. */
+static const char extern_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'ext',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 't3', 'bytes': 1000}, {'name': 't4', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2']},"
+    "  {'name': 'mm', 'kind': 'extern', 'reads': ['t2'], 'writes': ['t3']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t3'],"
+    "   'writes': ['t4']},"
+    "  {'name': 'd', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t4'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+START_TEST(extern_in_the_middle) {
+  fp_graph *g = tu_graph(extern_json);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  /* a b | mm | c d: read x + write t2, read t2 + write t3, read t3 +
+   * write y = 6000 (eager: 5 x 2000 = 10000).  Live: x + t2 = 2000,
+   * x + t2 + t3 = 3000, x + t3 + y = 3000; the eager peak is 3000 too. */
+  fp_metrics m;
+  fp_plan *p = solve(g, &prm, &m);
+  ck_assert_uint_eq(m.traffic_bytes, 6000);
+  ck_assert_uint_eq(m.peak_bytes, 3000);
+  ck_assert_int_eq(fp_plan_group_count(p), 3);
+  int32_t len;
+  const int32_t *grp = fp_plan_group(p, 1, &len);
+  ck_assert_int_eq(len, 1);
+  ck_assert_int_eq(grp[0], fp_graph_find_node(g, "mm"));
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Two branches x -> p_i -> (big) -> c_i (extern) -> r_i.  Horizontal
+ * fusion of p1 and p2 reads x once but holds A and B together. */
+static const char branches_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'branches',"
+    " 'buffers': [{'name': 'x', 'bytes': 100, 'input': true},"
+    "  {'name': 'A', 'bytes': 1000}, {'name': 'B', 'bytes': 1000},"
+    "  {'name': 'r1', 'bytes': 10}, {'name': 'r2', 'bytes': 10}],"
+    " 'nodes': ["
+    "  {'name': 'p1', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['A']},"
+    "  {'name': 'c1', 'kind': 'extern', 'reads': ['A'], 'writes': ['r1']},"
+    "  {'name': 'p2', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['B']},"
+    "  {'name': 'c2', 'kind': 'extern', 'reads': ['B'], 'writes': ['r2']}],"
+    " 'outputs': ['r1', 'r2']}";
+
+/* Eager p1 | c1 | p2 | c2: traffic 1100 + 1010 + 1100 + 1010 = 4220; live
+ * 1100, 1110 (x A r1), 1110 (x r1 B), 1120 (x r1 B r2): eager peak 1120,
+ * and no order does better (the second branch's extern step always holds
+ * x, r_first, B or A, and r_second).  The only possible fusion is p1 p2:
+ * traffic 100 + 2000 + 1010 + 1010 = 4120, live 2100 (x A B), then 2110
+ * (x A B r1), then 1120: peak 2110 in either order of c1, c2. */
+START_TEST(peak_limit_changes_the_traffic_optimum) {
+  fp_graph *g = tu_graph(branches_json);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  expect_opt(g, &prm, 4220, 1120, 4); /* under the eager peak: no fusion */
+  prm.peak_limit = FP_NO_LIMIT;
+  expect_opt(g, &prm, 4120, 2110, 3); /* unconstrained: fuse p1 p2 */
+  prm.peak_limit = 2110;
+  expect_opt(g, &prm, 4120, 2110, 3);
+  prm.peak_limit = 2109;
+  expect_opt(g, &prm, 4220, 1120, 4);
+  /* min peak: 1120 with traffic 4220; under traffic <= 4120: 2110 */
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_PEAK;
+  expect_opt(g, &prm, 4220, 1120, 4);
+  prm.traffic_limit = 4120;
+  prm.peak_limit = FP_NO_LIMIT;
+  expect_opt(g, &prm, 4120, 2110, 3);
+  /* weighted, no peak limit: lambda 1: 5340 < 6230; lambda 0.05:
+   * 4220 + 56 = 4276 > 4120 + 105.5 = 4225.5 */
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_WEIGHTED;
+  prm.peak_limit = FP_NO_LIMIT;
+  expect_opt(g, &prm, 4220, 1120, 4);
+  prm.lambda = 0.05;
+  expect_opt(g, &prm, 4120, 2110, 3);
+  fp_metrics m;
+  fp_plan *p = solve(g, &prm, &m);
+  ck_assert(fp_plan_solver(p)->objective == 4225.5);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(infeasible_limits) {
+  fp_graph *g = tu_graph(branches_json);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = 1;
+  expect_infeasible(g, &prm, "smallest peak of any legal plan is 1120", NULL);
+  prm.objective = FP_OBJECTIVE_WEIGHTED;
+  expect_infeasible(g, &prm, "is 1120", NULL);
+  prm.objective = FP_OBJECTIVE_PEAK;
+  prm.peak_limit = 0;
+  prm.traffic_limit = 4119;
+  expect_infeasible(g, &prm, "smallest peak of any legal plan is 1120",
+                    "smallest traffic of any legal plan is 4120");
+  /* the plan passed in is left alone on failure: only the code matters */
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A chain of n pointwise nodes built through the builder API. */
+static fp_graph *chain_graph(int n) {
+  fp_graph *g = fp_graph_create("chain");
+  int32_t prev = fp_graph_add_buffer(g, "x", 64, true, false, NULL);
+  for (int i = 0; i < n; i++) {
+    char bn[16], nn[16];
+    snprintf(bn, sizeof bn, "b%d", i);
+    snprintf(nn, sizeof nn, "n%d", i);
+    int32_t w = fp_graph_add_buffer(g, bn, 64, false, false, NULL);
+    fp_read r = {prev, FP_INDEX_AUTO, FP_READ_WHOLE};
+    fp_node_spec s = {nn, FP_KIND_POINTWISE, 16, 1, 1, 1, &r, &w, NULL};
+    ck_assert_int_eq(fp_graph_add_node(g, &s, NULL), i);
+    prev = w;
+  }
+  fp_graph_add_output(g, prev, NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  return g;
+}
+
+START_TEST(size_limit_and_arguments) {
+  fp_graph *g = chain_graph(FP_EXHAUSTIVE_MAX_NODES + 1);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  ck_assert_int_eq(fp_exhaustive(g, &prm, p, NULL, &err), FP_ELIMIT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "11 nodes"));
+  fp_graph_destroy(g);
+  /* the largest size is accepted: a chain of 10 fuses into one kernel */
+  g = chain_graph(FP_EXHAUSTIVE_MAX_NODES);
+  expect_opt(g, &prm, 128, 128, 1);
+  prm.lambda = -1;
+  ck_assert_int_eq(fp_exhaustive(g, &prm, p, NULL, &err), FP_EARG);
+  ck_assert_ptr_nonnull(strstr(err.msg, "lambda"));
+  /* NULL params: the defaults */
+  fp_metrics m;
+  ck_assert_int_eq(fp_exhaustive(g, NULL, p, &m, NULL), FP_OK);
+  ck_assert_uint_eq(m.traffic_bytes, 128);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(empty_graph) {
+  fp_graph *g = tu_graph("{'format': 'fuseplan.graph', 'version': 1,"
+                         " 'buffers': [{'name': 'w', 'bytes': 64, 'input':"
+                         " true}], 'nodes': []}");
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
+    prm.objective = (fp_objective)o;
+    expect_opt(g, &prm, 0, 64, 0);
+  }
+  prm.peak_limit = 63;
+  expect_infeasible(g, &prm, "smallest peak of any legal plan is 64", NULL);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- brute force --------------------------------------------------------
+ */
+
+/* The best plan of a brute-force enumeration: every assignment of steps
+ * to nodes that uses steps 0..T-1, kept when fp_plan_check accepts it. */
+typedef struct brute {
+  const fp_graph *g;
+  const fp_ilp_params *prm;
+  uint64_t eager_peak;
+  int32_t n, step[MAXN];
+  int64_t legal;                  /* legal plans seen */
+  bool found;                     /* some legal plan met the limits */
+  fp_metrics best;                /* of the best such plan */
+  uint64_t min_peak, min_traffic; /* over all legal plans */
+} brute;
+
+/* a better than b: objective, then peak, then traffic. */
+static bool better(const fp_ilp_params *prm, const fp_metrics *a,
+                   const fp_metrics *b) {
+  double oa = fp_objective_value(prm, a), ob = fp_objective_value(prm, b);
+  if (oa != ob)
+    return oa < ob;
+  if (a->peak_bytes != b->peak_bytes)
+    return a->peak_bytes < b->peak_bytes;
+  return a->traffic_bytes < b->traffic_bytes;
+}
+
+static void brute_leaf(brute *B) {
+  int32_t used[MAXN] = {0}, T = 0;
+  for (int32_t v = 0; v < B->n; v++)
+    used[B->step[v]] = 1;
+  while (T < B->n && used[T])
+    T++;
+  for (int32_t t = T; t < B->n; t++)
+    if (used[t])
+      return; /* a gap: not an ordered partition */
+  fp_plan *p = fp_plan_create();
+  for (int32_t t = 0; t < T; t++) {
+    REQUIRE(fp_plan_open_group(p, NULL) == FP_OK);
+    for (int32_t v = 0; v < B->n; v++)
+      if (B->step[v] == t)
+        REQUIRE(fp_plan_append_node(p, v, NULL) == FP_OK);
+  }
+  fp_metrics m;
+  int32_t k = B->prm->max_fusion_size;
+  if (fp_plan_check(B->g, p, k, NULL) == FP_OK) {
+    REQUIRE(fp_plan_eval_k(B->g, p, k, &m, NULL, NULL) == FP_OK);
+    if (!B->legal || m.peak_bytes < B->min_peak)
+      B->min_peak = m.peak_bytes;
+    if (!B->legal || m.traffic_bytes < B->min_traffic)
+      B->min_traffic = m.traffic_bytes;
+    B->legal++;
+    if (fp_meets_limits(B->prm, &m, B->eager_peak) &&
+        (!B->found || better(B->prm, &m, &B->best))) {
+      B->found = true;
+      B->best = m;
+    }
+  }
+  fp_plan_destroy(p);
+}
+
+static void brute_rec(brute *B, int32_t v) {
+  if (v == B->n) {
+    brute_leaf(B);
+    return;
+  }
+  for (int32_t t = 0; t < B->n; t++) {
+    B->step[v] = t;
+    brute_rec(B, v + 1);
+  }
+}
+
+static uint64_t eager_peak(const fp_graph *g, int32_t k) {
+  fp_plan *p = fp_plan_create();
+  ck_assert_int_eq(fp_plan_make_eager(p, g, NULL), FP_OK);
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval_k(g, p, k, &m, NULL, NULL), FP_OK);
+  fp_plan_destroy(p);
+  return m.peak_bytes;
+}
+
+static brute brute_force(const fp_graph *g, const fp_ilp_params *prm) {
+  brute B;
+  memset(&B, 0, sizeof B);
+  B.g = g;
+  B.prm = prm;
+  B.n = fp_graph_node_count(g);
+  B.eager_peak = eager_peak(g, prm->max_fusion_size);
+  brute_rec(&B, 0);
+  return B;
+}
+
+/* fp_exhaustive agrees with the brute force: same figures (objective,
+ * peak, traffic: the tie-break is the same), or both infeasible. */
+static void agrees_with_brute(const fp_graph *g, const fp_ilp_params *prm,
+                              const char *what) {
+  brute B = brute_force(g, prm);
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  fp_error_clear(&err);
+  fp_status st = fp_exhaustive(g, prm, p, &m, &err);
+  if (!B.found) {
+    ck_assert_msg(st == FP_EINFEASIBLE, "%s: %s, brute force: infeasible", what,
+                  err.msg);
+    char frag[96];
+    snprintf(frag, sizeof frag, "smallest peak of any legal plan is %llu",
+             (unsigned long long)B.min_peak);
+    ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: '%s' lacks '%s'", what,
+                  err.msg, frag);
+  } else {
+    ck_assert_msg(st == FP_OK, "%s: %s", what, err.msg);
+    ck_assert_msg(m.traffic_bytes == B.best.traffic_bytes &&
+                      m.peak_bytes == B.best.peak_bytes,
+                  "%s %s: exhaustive %llu/%llu, brute force %llu/%llu", what,
+                  fp_objective_name(prm->objective),
+                  (unsigned long long)m.traffic_bytes,
+                  (unsigned long long)m.peak_bytes,
+                  (unsigned long long)B.best.traffic_bytes,
+                  (unsigned long long)B.best.peak_bytes);
+    ck_assert_int_eq(fp_plan_check(g, p, prm->max_fusion_size, NULL), FP_OK);
+  }
+  fp_plan_destroy(p);
+}
+
+/* x read by three independent outputs a, b, c (compatible pointwise). */
+static const char three_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1,"
+    " 'buffers': [{'name': 'x', 'bytes': 100, 'input': true},"
+    "  {'name': 'oa', 'bytes': 10}, {'name': 'ob', 'bytes': 20},"
+    "  {'name': 'oc', 'bytes': 40}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [4, 1], 'reads': ['x'],"
+    "   'writes': ['oa']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [4, 1], 'reads': ['x'],"
+    "   'writes': ['ob']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [4, 1], 'reads': ['x'],"
+    "   'writes': ['oc']}],"
+    " 'outputs': ['oa', 'ob', 'oc']}";
+
+START_TEST(counts_and_small_optima) {
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  fp_graph *g = tu_graph(three_json);
+  /* ordered set partitions of 3 = 13 (1 + 6 + 6), all legal */
+  ck_assert_int_eq(brute_force(g, &prm).legal, 13);
+  prm.max_fusion_size = 2; /* minus the one group of 3 */
+  ck_assert_int_eq(brute_force(g, &prm).legal, 12);
+  prm.max_fusion_size = 0;
+  /* traffic: one kernel reads x once: 100 + 70 */
+  expect_opt(g, &prm, 170, 170, 1);
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
+    prm.objective = (fp_objective)o;
+    agrees_with_brute(g, &prm, "three");
+  }
+  fp_graph_destroy(g);
+  /* a chain of 3: abc, ab|c, a|bc, a|b|c */
+  g = tu_graph(chain_json);
+  fp_ilp_params_init(&prm);
+  ck_assert_int_eq(brute_force(g, &prm).legal, 4);
+  fp_graph_destroy(g);
+  /* branches: 4! orders limited by p_i before c_i = 6, plus p1 p2 fused
+   * with c1, c2 in either order = 2: 8 */
+  g = tu_graph(branches_json);
+  ck_assert_int_eq(brute_force(g, &prm).legal, 8);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- random graphs ------------------------------------------------------
+ */
+
+/* A random tiny graph (n nodes, every kind mix, random per-read bytes,
+ * freeable inputs, outputs, dead buffers, unfusible pairs, sometimes a
+ * small max_fusion_size), after the one in tests/model/test_eval.c. */
+static fp_graph *random_graph(tu_rng *r, int32_t n) {
+  fp_graph *g = fp_graph_create("random");
+  char name[32];
+  uint64_t size[64];
+  int32_t nb = 0, ni = 1 + (int32_t)tu_below(r, 3);
+  for (int32_t i = 0; i < ni; i++, nb++) {
+    snprintf(name, sizeof name, "in%d", (int)i);
+    size[nb] = 1 + tu_below(r, 500);
+    ck_assert_int_ge(
+        fp_graph_add_buffer(g, name, size[nb], true, tu_below(r, 2), NULL), 0);
+  }
+  static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
+  for (int32_t v = 0; v < n; v++) {
+    fp_node_spec s = {0};
+    fp_read reads[3];
+    int32_t writes[2];
+    snprintf(name, sizeof name, "n%d", (int)v);
+    s.name = name;
+    uint32_t k = tu_below(r, 20);
+    s.kind = k < 3   ? FP_KIND_EXTERN
+             : k < 7 ? FP_KIND_REDUCTION
+                     : FP_KIND_POINTWISE;
+    if (s.kind == FP_KIND_POINTWISE) {
+      s.numel = pw[tu_below(r, 3)];
+      s.rnumel = 1;
+    } else if (s.kind == FP_KIND_REDUCTION) {
+      uint32_t j = tu_below(r, 3);
+      s.numel = rd[j][0];
+      s.rnumel = rd[j][1];
+    }
+    s.n_reads = (int32_t)tu_below(r, 4);
+    for (int32_t i = 0; i < s.n_reads; i++) {
+      /* favour recent buffers: deeper graphs */
+      uint32_t lo = nb > 4 && tu_below(r, 2) ? (uint32_t)nb - 4 : 0;
+      reads[i].buffer = (int32_t)(lo + tu_below(r, (uint32_t)nb - lo));
+      reads[i].index = FP_INDEX_AUTO;
+      reads[i].bytes = tu_below(r, 4) == 0
+                           ? 1 + tu_below(r, (uint32_t)size[reads[i].buffer])
+                           : FP_READ_WHOLE;
+    }
+    s.reads = reads;
+    s.n_writes = 1 + (int32_t)tu_below(r, 2);
+    for (int32_t i = 0; i < s.n_writes; i++, nb++) {
+      char bn[32];
+      snprintf(bn, sizeof bn, "b%d", (int)nb);
+      size[nb] = 1 + tu_below(r, 1000);
+      writes[i] = fp_graph_add_buffer(g, bn, size[nb], false, false, NULL);
+      ck_assert_int_ge(writes[i], 0);
+    }
+    s.writes = writes;
+    fp_error err;
+    ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
+  }
+  for (int32_t b = 0; b < nb; b++)
+    if (tu_below(r, 6) == 0)
+      ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
+  if (tu_below(r, 4) == 0)
+    fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
+                           NULL);
+  if (tu_below(r, 4) == 0)
+    fp_graph_set_max_fusion_size(g, 1 + (int32_t)tu_below(r, 3), NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  return g;
+}
+
+/* Random parameters: any objective, sometimes a fusion-size override, a
+ * peak limit (eager, none, or a random one), a traffic limit. */
+static fp_ilp_params random_params(tu_rng *r, const fp_graph *g) {
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = (fp_objective)tu_below(r, FP_OBJECTIVE_COUNT_);
+  static const double lambdas[] = {0.0, 0.01, 0.5, 1.0, 3.0};
+  prm.lambda = lambdas[tu_below(r, 5)];
+  if (tu_below(r, 4) == 0)
+    prm.max_fusion_size = 1 + (int32_t)tu_below(r, 4);
+  uint64_t ep = eager_peak(g, prm.max_fusion_size);
+  uint32_t c = tu_below(r, 4);
+  prm.peak_limit = c == 0   ? FP_NO_LIMIT
+                   : c == 1 ? ep / 2 + tu_below(r, (uint32_t)(ep / 2 + 1))
+                            : 0;
+  if (tu_below(r, 4) == 0)
+    prm.traffic_limit = 200 + tu_below(r, 8000);
+  return prm;
+}
+
+START_TEST(random_matches_brute_force) {
+  tu_rng r = {(uint64_t)_i * 7919u + 17};
+  fp_graph *g = random_graph(&r, 3 + (int32_t)tu_below(&r, 5)); /* 3-7 */
+  for (int rep = 0; rep < 4; rep++) {
+    fp_ilp_params prm = random_params(&r, g);
+    char what[64];
+    snprintf(what, sizeof what, "seed %d rep %d", _i, rep);
+    agrees_with_brute(g, &prm, what);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A random legal-or-not plan: dependency-respecting steps with random
+ * fusion (fp_plan_check decides). */
+static fp_plan *random_plan(const fp_graph *g, tu_rng *r) {
+  int32_t n = fp_graph_node_count(g), step[MAXN];
+  for (int32_t v = 0; v < n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    int32_t base = 0;
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+      if (w >= 0 && step[w] > base)
+        base = step[w];
+    }
+    step[v] = base + (int32_t)tu_below(r, 3);
+  }
+  fp_plan *p = fp_plan_create();
+  for (int32_t t = 0; t <= 3 * MAXN; t++) {
+    int32_t grp[MAXN], len = 0;
+    for (int32_t v = 0; v < n; v++)
+      if (step[v] == t)
+        grp[len++] = v;
+    if (len)
+      REQUIRE(fp_plan_add_group(p, grp, len, NULL) == FP_OK);
+  }
+  return p;
+}
+
+/* p (if legal) does not beat the exhaustive optimum `opt`; under the plain
+ * min-peak parameters its peak is not below opt's even when it breaks the
+ * limits. */
+static void not_better(const fp_graph *g, const fp_ilp_params *prm,
+                       const fp_plan *p, const fp_metrics *opt, uint64_t ep,
+                       const char *what) {
+  fp_metrics m;
+  if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK)
+    return;
+  if (prm->objective == FP_OBJECTIVE_PEAK && prm->peak_limit == 0 &&
+      prm->traffic_limit == FP_NO_LIMIT && m.peak_bytes < opt->peak_bytes)
+    ck_abort_msg("%s: peak %llu < %llu", what, (unsigned long long)m.peak_bytes,
+                 (unsigned long long)opt->peak_bytes);
+  if (fp_meets_limits(prm, &m, ep) && better(prm, &m, opt))
+    ck_abort_msg("%s (%s) beats exhaustive: %llu/%llu vs %llu/%llu", what,
+                 fp_objective_name(prm->objective),
+                 (unsigned long long)m.traffic_bytes,
+                 (unsigned long long)m.peak_bytes,
+                 (unsigned long long)opt->traffic_bytes,
+                 (unsigned long long)opt->peak_bytes);
+}
+
+/* Every heuristic, in every order, then each order applied to `best`. */
+static void heuristics_not_better(const fp_graph *g, const fp_ilp_params *prm,
+                                  const fp_plan *best, const fp_metrics *opt,
+                                  uint64_t ep) {
+  fp_plan *p = fp_plan_create();
+  for (int meth = 0; meth < FP_METHOD_COUNT_; meth++)
+    for (int o = 0; o < FP_ORDER_COUNT_; o++) {
+      fp_fusion_params fprm;
+      fp_fusion_params_init(&fprm, (fp_method)meth);
+      fprm.order = (fp_order)o;
+      fprm.max_fusion_size = prm->max_fusion_size;
+      fp_error err;
+      fp_status st = fp_fuse(g, &fprm, p, &err);
+      if (meth == FP_METHOD_GREEDY_PEAK && st == FP_EINFEASIBLE)
+        continue;
+      ck_assert_msg(st == FP_OK, "%s: %s", fp_method_name((fp_method)meth),
+                    err.msg);
+      not_better(g, prm, p, opt, ep, fp_method_name((fp_method)meth));
+    }
+  for (int o = 0; o < FP_ORDER_COUNT_; o++) {
+    ck_assert_int_eq(fp_plan_copy(p, best, NULL), FP_OK);
+    ck_assert_int_eq(fp_plan_reorder(g, p, (fp_order)o, NULL, NULL), FP_OK);
+    not_better(g, prm, p, opt, ep, fp_order_name((fp_order)o));
+  }
+  fp_plan_destroy(p);
+}
+
+START_TEST(random_nothing_beats_it) {
+  tu_rng r = {(uint64_t)_i * 104729u + 5};
+  fp_graph *g = random_graph(&r, 3 + (int32_t)tu_below(&r, 6)); /* 3-8 */
+  for (int rep = 0; rep < 4; rep++) {
+    fp_ilp_params prm = random_params(&r, g);
+    if (rep == 0) { /* the plain min-peak case once per graph */
+      fp_ilp_params_init(&prm);
+      prm.objective = FP_OBJECTIVE_PEAK;
+    }
+    uint64_t ep = eager_peak(g, prm.max_fusion_size);
+    fp_plan *best = fp_plan_create();
+    fp_metrics opt;
+    fp_error err;
+    fp_status st = fp_exhaustive(g, &prm, best, &opt, &err);
+    if (st == FP_EINFEASIBLE) {
+      ck_assert(prm.peak_limit != 0 || prm.traffic_limit != FP_NO_LIMIT);
+      fp_plan_destroy(best);
+      continue;
+    }
+    ck_assert_msg(st == FP_OK, "seed %d: %s", _i, err.msg);
+    ck_assert_int_eq(fp_plan_check(g, best, prm.max_fusion_size, NULL), FP_OK);
+    ck_assert(fp_meets_limits(&prm, &opt, ep));
+    ck_assert(fp_plan_solver(best)->objective ==
+              fp_objective_value(&prm, &opt));
+    heuristics_not_better(g, &prm, best, &opt, ep);
+    for (int k = 0; k < 200; k++) {
+      fp_plan *p = random_plan(g, &r);
+      not_better(g, &prm, p, &opt, ep, "random plan");
+      fp_plan_destroy(p);
+    }
+    fp_plan_destroy(best);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *exhaustive_suite(void) {
+  Suite *s = suite_create("solver/exhaustive");
+  TCase *tc = tcase_create("hand");
+  tcase_add_test(tc, params_defaults_and_names);
+  tcase_add_test(tc, params_check_names_the_field);
+  tcase_add_test(tc, objective_value_and_limits);
+  tcase_add_test(tc, chain_fuses_into_one_kernel);
+  tcase_add_test(tc, extern_in_the_middle);
+  tcase_add_test(tc, peak_limit_changes_the_traffic_optimum);
+  tcase_add_test(tc, infeasible_limits);
+  tcase_add_test(tc, size_limit_and_arguments);
+  tcase_add_test(tc, empty_graph);
+  tcase_add_test(tc, counts_and_small_optima);
+  suite_add_tcase(s, tc);
+  TCase *prop = tcase_create("property");
+  tcase_set_timeout(prop, 300);
+  tcase_add_loop_test(prop, random_matches_brute_force, 0, 150);
+  tcase_add_loop_test(prop, random_nothing_beats_it, 0, 150);
+  suite_add_tcase(s, prop);
+  return s;
+}
+
+int main(void) {
+  return tu_run(exhaustive_suite());
+}

@@ -1,0 +1,258 @@
+/*
+ * test_ilp.c -- the integer program against exhaustive enumeration on
+ * random tiny graphs (traffic under the eager peak, peak, weighted), and
+ * its operational promises: warm start never beaten, fallback under a
+ * tiny time limit, infeasible limits, GLPK error recovery, the wall-clock
+ * limit, model export.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heuristics/heuristics.h"
+#include "model/generate.h"
+#include "solver/solver.h"
+#include "tests/testutil.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Solves with the ILP (exact model) and checks the plan it returns:
+ * legal, its stated objective equal to the evaluator's. */
+static fp_status ilp(const fp_graph *g, const fp_ilp_params *prm, fp_plan *p,
+                     fp_metrics *m, fp_error *err) {
+  fp_status st = fp_ilp_solve(g, prm, p, m, err);
+  if (st != FP_OK)
+    return st;
+  fp_metrics check;
+  ck_assert_int_eq(
+      fp_plan_eval_k(g, p, prm->max_fusion_size, &check, NULL, NULL), FP_OK);
+  ck_assert_uint_eq(check.traffic_bytes, m->traffic_bytes);
+  ck_assert_uint_eq(check.peak_bytes, m->peak_bytes);
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  ck_assert_str_eq(si->method, "ilp");
+  ck_assert(si->objective == fp_objective_value(prm, m));
+  ck_assert(si->bound <= si->objective);
+  return FP_OK;
+}
+
+static void compare_with_exhaustive(int seed, fp_objective obj) {
+  tu_rng r = {(uint64_t)seed * 2654435761u + 17};
+  fp_graph *g = tu_random_graph(&r, 3, 8);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = obj;
+  prm.window = FP_ILP_WINDOW_EXACT;
+  prm.lambda = 0.5;
+  prm.time_limit_s = 60;
+  fp_plan *pe = fp_plan_create(), *pi = fp_plan_create();
+  fp_metrics me, mi;
+  fp_error err;
+  fp_status se = fp_exhaustive(g, &prm, pe, &me, &err);
+  fp_status si = ilp(g, &prm, pi, &mi, &err);
+  ck_assert_msg(se == si, "seed %d: exhaustive %d, ilp %d (%s)", seed, se, si,
+                err.msg);
+  if (se == FP_OK) {
+    ck_assert_str_eq(fp_plan_solver(pi)->status, "optimal");
+    ck_assert_msg(
+        fp_objective_value(&prm, &mi) == fp_objective_value(&prm, &me),
+        "seed %d %s: ilp %.17g, exhaustive %.17g", seed, fp_objective_name(obj),
+        fp_objective_value(&prm, &mi), fp_objective_value(&prm, &me));
+    ck_assert(fp_plan_solver(pi)->gap == 0);
+  }
+  fp_plan_destroy(pe);
+  fp_plan_destroy(pi);
+  fp_graph_destroy(g);
+}
+
+START_TEST(traffic_matches_exhaustive) {
+  compare_with_exhaustive(_i, FP_OBJECTIVE_TRAFFIC);
+}
+END_TEST
+
+START_TEST(peak_matches_exhaustive) {
+  compare_with_exhaustive(_i, FP_OBJECTIVE_PEAK);
+}
+END_TEST
+
+START_TEST(weighted_matches_exhaustive) {
+  compare_with_exhaustive(_i, FP_OBJECTIVE_WEIGHTED);
+}
+END_TEST
+
+static fp_graph *generated(int family, int32_t size, uint64_t seed) {
+  fp_gen_params prm;
+  fp_graph *g = NULL;
+  fp_gen_params_init(&prm);
+  prm.family = (fp_gen_family)family;
+  prm.size = size;
+  prm.seed = seed;
+  ck_assert_int_eq(fp_generate(&prm, &g, NULL), FP_OK);
+  return g;
+}
+
+/* The best heuristic plan's traffic under the eager peak. */
+static uint64_t best_heuristic(const fp_graph *g, uint64_t eager_peak) {
+  uint64_t best = UINT64_MAX;
+  for (int k = 0; k < FP_METHOD_COUNT_; k++) {
+    fp_fusion_params fp;
+    fp_metrics m;
+    fp_plan *p = fp_plan_create();
+    fp_fusion_params_init(&fp, (fp_method)k);
+    if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
+        fp_plan_eval(g, p, &m, NULL, NULL) == FP_OK &&
+        m.peak_bytes <= eager_peak && m.traffic_bytes < best)
+      best = m.traffic_bytes;
+    fp_plan_destroy(p);
+  }
+  return best;
+}
+
+START_TEST(never_worse_than_warm_start_and_fallback) {
+  fp_graph *g = generated(_i % FP_GEN_FAMILY_COUNT_, 120, (uint64_t)_i + 3);
+  fp_plan *e = fp_plan_create(), *p = fp_plan_create();
+  fp_metrics me, m;
+  fp_error err;
+  fp_plan_make_eager(e, g, NULL);
+  me = tu_eval(g, e);
+  uint64_t heur = best_heuristic(g, me.peak_bytes);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = _i < 2 ? 0.01 : 2; /* 0.01 s: no time to solve */
+  ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
+  ck_assert_uint_le(m.traffic_bytes, heur);
+  ck_assert_uint_le(m.peak_bytes, me.peak_bytes);
+  const char *status = fp_plan_solver(p)->status;
+  ck_assert(strcmp(status, "optimal") == 0 || strcmp(status, "feasible") == 0 ||
+            strcmp(status, "heuristic-fallback") == 0);
+  if (_i < 2)
+    ck_assert_str_ne(status, "optimal");
+  fp_plan_destroy(e);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(infeasible_limit) {
+  fp_graph *g = generated(FP_GEN_MLP, 30, 5);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = 1;
+  ck_assert_int_eq(fp_ilp_solve(g, &prm, p, &m, &err), FP_EINFEASIBLE);
+  ck_assert_ptr_nonnull(strstr(err.msg, "lowest peak known"));
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_PEAK;
+  prm.traffic_limit = 1;
+  ck_assert_int_eq(fp_ilp_solve(g, &prm, p, &m, &err), FP_EINFEASIBLE);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(glpk_error_recovered) {
+  fp_graph *g = generated(FP_GEN_TRANSFORMER, 40, 2);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.fault = 1;
+  ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
+  ck_assert_str_eq(fp_plan_solver(p)->status, "heuristic-fallback");
+  prm.fault = 0; /* GLPK works again afterwards */
+  ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
+  ck_assert_str_ne(fp_plan_solver(p)->status, "heuristic-fallback");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(time_limit_held) {
+  /* An exact model of 70 nodes is far too big to close in 2 s. */
+  fp_graph *g = generated(FP_GEN_RANDOM, 70, 11);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_ilp_params_init(&prm);
+  prm.window = FP_ILP_WINDOW_EXACT;
+  prm.time_limit_s = 2;
+  double t0 = now_s();
+  ck_assert_int_eq(ilp(g, &prm, p, &m, NULL), FP_OK);
+  double dt = now_s() - t0;
+  /* +10%, and more under sanitizers (CK_TIMEOUT_MULTIPLIER > 1). */
+  const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
+  double slack = mult ? atof(mult) : 1.0;
+  ck_assert_msg(dt <= 2.2 * slack, "took %.2f s", dt);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(model_export) {
+  char lp[] = "/tmp/fp_ilp_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(lp));
+  char lpf[64], mpsf[64], line[256];
+  snprintf(lpf, sizeof lpf, "%s/m.lp", lp);
+  snprintf(mpsf, sizeof mpsf, "%s/m.mps", lp);
+  fp_graph *g = generated(FP_GEN_CONVNET, 20, 1);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_ilp_params_init(&prm);
+  prm.lp_out = lpf;
+  prm.mps_out = mpsf;
+  ck_assert_int_eq(ilp(g, &prm, p, &m, NULL), FP_OK);
+  FILE *f = fopen(lpf, "r");
+  ck_assert_ptr_nonnull(f);
+  bool minimize = false, named = false;
+  while (fgets(line, sizeof line, f)) {
+    minimize |= strncmp(line, "Minimize", 8) == 0;
+    named |= strstr(line, "y_") != NULL;
+  }
+  fclose(f);
+  ck_assert(minimize && named);
+  f = fopen(mpsf, "r");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  prm.lp_out = "/nonexistent/dir/m.lp";
+  fp_error err;
+  ck_assert_int_eq(fp_ilp_solve(g, &prm, p, &m, &err), FP_EIO);
+  unlink(lpf);
+  unlink(mpsf);
+  rmdir(lp);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *ilp_suite(void) {
+  Suite *s = suite_create("solver/ilp");
+  TCase *tc = tcase_create("exhaustive");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, traffic_matches_exhaustive, 0, 200);
+  tcase_add_loop_test(tc, peak_matches_exhaustive, 0, 200);
+  tcase_add_loop_test(tc, weighted_matches_exhaustive, 0, 40);
+  suite_add_tcase(s, tc);
+  TCase *op = tcase_create("operations");
+  tcase_set_timeout(op, 120);
+  tcase_add_loop_test(op, never_worse_than_warm_start_and_fallback, 0, 6);
+  tcase_add_test(op, infeasible_limit);
+  tcase_add_test(op, glpk_error_recovered);
+  tcase_add_test(op, time_limit_held);
+  tcase_add_test(op, model_export);
+  suite_add_tcase(s, op);
+  return s;
+}
+
+int main(void) {
+  return tu_run(ilp_suite());
+}
