@@ -29,6 +29,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
+int cmd_pareto(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
  * status of a failed load or computation on input files. */

@@ -19,8 +19,11 @@ static const char usage_text[] =
     "memory traffic against peak live memory, exactly.\n"
     "\n"
     "commands:\n"
-    "  solve   GRAPH [-o PLAN] [--method eager] [--peak-limit L] [--json]\n"
-    "          make a plan for a graph\n"
+    "  solve   GRAPH [-o PLAN] [--method M] [--peak-limit L] [--json]\n"
+    "          make a plan: greedy-peak (default), greedy, greedy-lowmem,\n"
+    "          eager, ilp (GLPK), exhaustive\n"
+    "  pareto  GRAPH [--points N] [-o FRONT.json] [--svg FRONT.svg]\n"
+    "          the traffic-vs-peak front, with the heuristics for comparison\n"
     "  eval    GRAPH PLAN [--json] [--timeline FILE.csv]\n"
     "          traffic, peak and kernels of a plan\n"
     "  verify  GRAPH PLAN      check that a plan is legal (exit 1 if not)\n"
@@ -124,6 +127,7 @@ typedef struct command {
 static const command commands[] = {
     {"solve", cmd_solve},     {"eval", cmd_eval}, {"verify", cmd_verify},
     {"compare", cmd_compare}, {"info", cmd_info}, {"gen", cmd_gen},
+    {"pareto", cmd_pareto},
 };
 
 int main(int argc, char **argv) {

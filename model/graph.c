@@ -695,9 +695,8 @@ bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v) {
                  sizeof *g->unfusible, cmp_pair) != NULL;
 }
 
-bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {
-  const fp_node *a = &g->nodes[u], *b = &g->nodes[v];
-  if (u == v || a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
+bool fp_iter_compatible(const fp_node *a, const fp_node *b) {
+  if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
     return false;
   bool ok = a->numel == b->numel && a->rnumel == b->rnumel;
   /* A pointwise node fuses with a reduction over the reduction's input
@@ -706,5 +705,10 @@ bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {
     ok = a->numel == b->numel * b->rnumel || a->numel == b->numel;
   if (!ok && b->kind == FP_KIND_POINTWISE)
     ok = b->numel == a->numel * a->rnumel || b->numel == a->numel;
-  return ok && !fp_graph_is_unfusible(g, u, v);
+  return ok;
+}
+
+bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {
+  return u != v && fp_iter_compatible(&g->nodes[u], &g->nodes[v]) &&
+         !fp_graph_is_unfusible(g, u, v);
 }

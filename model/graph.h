@@ -223,6 +223,12 @@ bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v);
  * rule 2, plus rule 1: no extern node shares a group). */
 bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v);
 
+/* Rule 2 without the unfusible list: whether nodes of these kinds and
+ * iteration spaces may share a group (never when either is extern).
+ * Depends only on (kind, numel, rnumel), so the solver can reason about
+ * classes of nodes instead of pairs. */
+bool fp_iter_compatible(const fp_node *a, const fp_node *b);
+
 /* Sum of the bytes of inputs that are live for the whole program:
  * non-freeable inputs, and freeable inputs that are graph outputs. */
 uint64_t fp_graph_resident_bytes(const fp_graph *g);

@@ -136,9 +136,11 @@ static void callback(glp_tree *T, void *info) {
   }
 }
 
+/* Milliseconds left, less a 5% reserve for what follows GLPK (reading
+ * the solution, evaluating, choosing): the limit is for the whole solve. */
 static int remaining_ms(const run *R) {
-  double left = R->deadline - now_s();
-  return left <= 0 ? 1 : (int)(left * 1000) + 1;
+  double left = R->deadline - now_s() - 0.05 * R->prm->time_limit_s;
+  return left <= 0.001 ? 1 : (int)(left * 1000);
 }
 
 /* Root LP, then branch-and-bound; sets R->glp_status. */
@@ -343,7 +345,9 @@ static fp_status build_and_solve(run *R, fp_error *err) {
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
   fp_status st = export_model(R->M, R->prm, err);
-  if (st != FP_OK || R->M->infeasible || now_s() > R->deadline)
+  /* No time left for even the root LP: the warm start is the answer. */
+  if (st != FP_OK || R->M->infeasible ||
+      now_s() > R->deadline - 0.1 * R->prm->time_limit_s)
     return st;
   int nc = glp_get_num_cols(R->M->lp);
   R->warm_x = R->warm ? malloc(((size_t)nc + 1) * sizeof *R->warm_x) : NULL;

@@ -9,8 +9,10 @@
  *   steps       z[t] <= z[t-1]; z[t] <= sum_v x[v,t];
  *               sum_v x[v,t] <= K z[t]   (symmetry breaking: no empty step
  *               before a used one; group size)
- *   clique      sum_{v in Q} x[v,t] <= 1 for Q a clique of pairwise
- *               incompatible nodes (covers every incompatible pair)
+ *   class       w[c,t] >= x[v,t] for v of class c (kind, numel, rnumel;
+ *               each extern its own class); sum_{c in Q} w[c,t] <= 1 for
+ *               Q a clique of pairwise incompatible classes; unfusible
+ *               pairs x[u,t] + x[v,t] <= 1
  *   materialize m[b] >= y[p,t] - y[c,t]    (writer p done, reader c not)
  *   read        r[b,j,t] >= sum_{c in Q} x[c,t] - x[p,t]  for Q a clique of
  *               mutually incompatible readers at byte level >= j
@@ -19,9 +21,9 @@
  *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
  *               directly in y)
  *   traffic     traffic <= limit (objective peak only)
- * Each "definition" row (materialize, read, live, peak) bounds exactly one
- * continuous column from below; ilp_plan_columns uses that to compute the
- * exact column values of any plan.
+ * Each "definition" row (class use, materialize, read, live, peak) bounds
+ * exactly one continuous column from below; ilp_plan_columns uses that to
+ * compute the exact column values of any plan.
  */
 #include <ctype.h>
 #include <math.h>
@@ -369,62 +371,134 @@ static void add_step_rows(builder *B) {
   }
 }
 
-/* ---- clique family --------------------------------------------------------
- */
+/* ---- class family --------------------------------------------------------
+ * Whether two nodes may share a step depends only on their class --
+ * (kind, numel, rnumel), each extern a class of its own -- plus the few
+ * unfusible pairs.  Per step t, a continuous w[c,t] >= x[v,t] marks the
+ * classes used, and a clique cover of the incompatible classes gives
+ * sum_{c in Q} w[c,t] <= 1: far fewer rows than a cover of node pairs,
+ * and exact at integer x. */
 
-/* Greedy clique cover of the incompatible pairs among L[0..n): every pair
- * that cannot share a step ends up in some clique Q, and each Q gives
- * sum_{v in Q} x[v,t] <= 1.  Returns false when out of memory. */
-static bool cover_cliques(builder *B, const int32_t *L, int32_t n, int32_t t,
-                          const char *fam, int32_t id) {
-  ilp_model *M = B->M;
-  uint8_t *cov = calloc((size_t)n * (size_t)n + 1, 1);
-  int32_t *Q = malloc(((size_t)n + 1) * sizeof *Q);
-  char nm[64];
-  if (!cov || !Q) {
-    free(cov);
-    free(Q);
-    return false;
+/* Class of every node; returns the number of classes, -1 when out of
+ * memory.  rep[c] is a node of class c. */
+static int32_t node_classes(const ilp_model *M, int32_t *cls, int32_t *rep) {
+  int32_t nc = 0;
+  for (int32_t v = 0; v < M->n; v++) {
+    const fp_node *a = fp_graph_node(M->g, v);
+    cls[v] = -1;
+    for (int32_t c = 0; a->kind != FP_KIND_EXTERN && c < nc && cls[v] < 0;
+         c++) {
+      const fp_node *b = fp_graph_node(M->g, rep[c]);
+      if (b->kind == a->kind && b->numel == a->numel && b->rnumel == a->rnumel)
+        cls[v] = c;
+    }
+    if (cls[v] < 0) {
+      rep[nc] = v;
+      cls[v] = nc++;
+    }
   }
-  for (int32_t i = 0; i < n; i++)
-    for (int32_t j = i + 1; j < n; j++) {
-      if (cov[i * n + j] || same_step_ok(M, L[i], L[j]))
+  return nc;
+}
+
+static bool classes_ok(const ilp_model *M, const int32_t *rep, int32_t a,
+                       int32_t b) {
+  return M->k > 1 && a != b &&
+         fp_iter_compatible(fp_graph_node(M->g, rep[a]),
+                            fp_graph_node(M->g, rep[b]));
+}
+
+/* Clique cover of the incompatible classes in C[0..nc) at step t, over
+ * their w columns wc[]. */
+static void cover_classes(builder *B, const int32_t *rep, const int32_t *C,
+                          const int *wc, int32_t nc, int32_t t, uint8_t *cov,
+                          int32_t *Q) {
+  char nm[64];
+  memset(cov, 0, (size_t)nc * (size_t)nc);
+  for (int32_t i = 0; i < nc; i++)
+    for (int32_t j = i + 1; j < nc; j++) {
+      if (cov[i * nc + j] || classes_ok(B->M, rep, C[i], C[j]))
         continue;
       int32_t q = 0;
       Q[q++] = i;
       Q[q++] = j;
-      for (int32_t k = j + 1; k < n; k++) {
-        bool all = true;
+      for (int32_t k = 0; k < nc; k++) {
+        bool all = k != i && k != j;
         for (int32_t a = 0; a < q && all; a++)
-          all = !same_step_ok(M, L[Q[a]], L[k]);
+          all = !classes_ok(B->M, rep, C[Q[a]], C[k]);
         if (all)
           Q[q++] = k;
       }
       for (int32_t a = 0; a < q; a++) {
-        for (int32_t b = a + 1; b < q; b++)
-          cov[Q[a] * n + Q[b]] = 1;
-        rb_x(&B->rb, M, L[Q[a]], t, 1);
+        for (int32_t b = 0; b < q; b++)
+          cov[Q[a] * nc + Q[b]] = 1;
+        rb_col(&B->rb, wc[Q[a]], 1);
       }
-      snprintf(nm, sizeof nm, "%s_%d_%d_%d", fam, (int)id, (int)t, (int)i);
+      snprintf(nm, sizeof nm, "cls_%d_%d_%d", (int)t, (int)i, (int)j);
       add_row(B, -HUGE_VAL, 1, nm, 0);
     }
-  free(cov);
-  free(Q);
-  return true;
 }
 
-/* clique: per step, over the nodes whose window holds it. */
-static bool add_clique_rows(builder *B, int32_t *L) {
+/* unfusible pairs of otherwise compatible nodes: x[u,t] + x[v,t] <= 1. */
+static void add_unfusible_rows(builder *B) {
   ilp_model *M = B->M;
-  for (int32_t t = 0; t < M->T; t++) {
-    int32_t n = 0;
-    for (int32_t v = 0; v < M->n; v++)
-      if (M->lo[v] <= t && t <= M->hi[v])
-        L[n++] = v;
-    if (!cover_cliques(B, L, n, t, "clq", 0))
-      return false;
+  char nm[64];
+  for (int32_t i = 0; i < fp_graph_unfusible_count(M->g); i++) {
+    int32_t u, v;
+    fp_graph_unfusible_pair(M->g, i, &u, &v);
+    for (int32_t t = M->lo[u] > M->lo[v] ? M->lo[u] : M->lo[v];
+         t <= M->hi[u] && t <= M->hi[v]; t++) {
+      rb_x(&B->rb, M, u, t, 1);
+      rb_x(&B->rb, M, v, t, 1);
+      snprintf(nm, sizeof nm, "unf_%d_%d", (int)i, (int)t);
+      add_row(B, -HUGE_VAL, 1, nm, 0);
+    }
   }
-  return true;
+}
+
+/* w columns and their rows for step t; C[] lists the classes present. */
+static void add_classes_at(builder *B, int32_t t, const int32_t *cls,
+                           const int32_t *rep, int32_t *C, int *wc,
+                           int32_t *slot, uint8_t *cov, int32_t *Q) {
+  ilp_model *M = B->M;
+  int32_t nc = 0;
+  char nm[64];
+  for (int32_t v = 0; v < M->n; v++)
+    if (M->lo[v] <= t && t <= M->hi[v] && slot[cls[v]] != t) {
+      slot[cls[v]] = t;
+      C[nc++] = cls[v];
+    }
+  for (int32_t i = 0; i < nc; i++) {
+    snprintf(nm, sizeof nm, "w_%d_%d", (int)C[i], (int)t);
+    wc[i] = add_col(M, false, 1, 0, nm);
+    for (int32_t v = 0; v < M->n; v++)
+      if (cls[v] == C[i] && M->lo[v] <= t && t <= M->hi[v]) {
+        rb_col(&B->rb, wc[i], 1);
+        rb_x(&B->rb, M, v, t, -1);
+        snprintf(nm, sizeof nm, "use_%d_%d", (int)v, (int)t);
+        add_row(B, 0, HUGE_VAL, nm, wc[i]);
+      }
+  }
+  cover_classes(B, rep, C, wc, nc, t, cov, Q);
+}
+
+static bool add_class_rows(builder *B) {
+  ilp_model *M = B->M;
+  size_t n = (size_t)M->n + 1;
+  int32_t *cls = malloc(n * sizeof *cls), *rep = malloc(n * sizeof *rep);
+  int32_t *C = malloc(n * sizeof *C), *slot = malloc(n * sizeof *slot);
+  int32_t *Q = malloc(n * sizeof *Q);
+  int *wc = malloc(n * sizeof *wc);
+  int32_t nc = cls && rep ? node_classes(M, cls, rep) : 0;
+  uint8_t *cov = malloc((size_t)nc * (size_t)nc + 1);
+  bool ok = cls && rep && C && slot && Q && wc && cov;
+  for (int32_t c = 0; ok && c < nc; c++)
+    slot[c] = -1;
+  for (int32_t t = 0; ok && t < M->T; t++)
+    add_classes_at(B, t, cls, rep, C, wc, slot, cov, Q);
+  if (ok)
+    add_unfusible_rows(B);
+  free(cls), free(rep), free(C), free(slot), free(Q), free(wc), free(cov);
+  return ok;
 }
 
 /* ---- materialize / read families ---------------------------------------- */
@@ -752,7 +826,7 @@ int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
   add_objective(&B); /* P first: rows below refer to it */
   add_order_rows(&B, scratch);
   add_step_rows(&B);
-  if (!add_clique_rows(&B, scratch) || !add_cost_rows(&B))
+  if (!add_class_rows(&B) || !add_cost_rows(&B))
     goto done;
   if (prm->objective == FP_OBJECTIVE_PEAK && traffic_cap != FP_NO_LIMIT) {
     B.rb.n = 0;

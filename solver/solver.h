@@ -113,4 +113,25 @@ double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m);
 int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
                     uint64_t eager_peak);
 
+/* One point of a traffic-vs-peak front. */
+typedef struct fp_pareto_point {
+  uint64_t peak_limit; /* the limit this point was solved under */
+  fp_metrics m;        /* the plan found (evaluator's figures) */
+  char status[32];     /* solver status of that solve */
+  double gap;          /* its relative gap (traffic) */
+  int dominated;       /* another point has <= peak and < traffic, or
+                          < peak and <= traffic */
+} fp_pareto_point;
+
+/* The traffic-vs-peak front: the lowest peak P0 (objective peak), the
+ * lowest traffic with no peak limit and its peak P1, then `npoints` solves
+ * of objective traffic under peak limits spread evenly over [P0, P1], each
+ * warm-started from the previous one.  prm->time_limit_s is the budget of
+ * the whole sweep (split evenly), prm->objective and limits are set per
+ * solve; `exhaustive` != 0 uses fp_exhaustive instead of the ILP.  out
+ * must hold npoints entries (npoints >= 2).  FP_EARG, FP_ENOMEM. */
+fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
+                    int32_t npoints, int exhaustive, fp_pareto_point *out,
+                    fp_error *err);
+
 #endif /* FP_SOLVER_H */

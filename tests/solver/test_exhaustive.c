@@ -429,18 +429,27 @@ END_TEST
 /* ---- brute force --------------------------------------------------------
  */
 
-/* The best plan of a brute-force enumeration: every assignment of steps
- * to nodes that uses steps 0..T-1, kept when fp_plan_check accepts it. */
+/* A brute-force enumeration: every assignment of steps to nodes that uses
+ * exactly the steps 0..T-1 for some T (an ordered set partition), kept
+ * when the evaluator finds it legal under fusion limit k.  The figures of
+ * every legal plan are kept, so that several parameter sets can be judged
+ * against one enumeration. */
 typedef struct brute {
   const fp_graph *g;
-  const fp_ilp_params *prm;
+  int32_t k, n, step[MAXN];
+  int32_t uses[MAXN]; /* nodes assigned to each step so far */
+  fp_plan *p;         /* scratch */
+  fp_metrics *legal;  /* the figures of every legal plan, in order found */
+  int32_t n_legal, cap;
   uint64_t eager_peak;
-  int32_t n, step[MAXN];
-  int64_t legal;                  /* legal plans seen */
-  bool found;                     /* some legal plan met the limits */
-  fp_metrics best;                /* of the best such plan */
-  uint64_t min_peak, min_traffic; /* over all legal plans */
 } brute;
+
+/* What the brute force says for one parameter set. */
+typedef struct brute_answer {
+  bool found;                     /* some legal plan met the limits */
+  fp_metrics best;                /* the first best such plan */
+  uint64_t min_peak, min_traffic; /* over all legal plans */
+} brute_answer;
 
 /* a better than b: objective, then peak, then traffic. */
 static bool better(const fp_ilp_params *prm, const fp_metrics *a,
@@ -454,15 +463,13 @@ static bool better(const fp_ilp_params *prm, const fp_metrics *a,
 }
 
 static void brute_leaf(brute *B) {
-  int32_t used[MAXN] = {0}, T = 0;
-  for (int32_t v = 0; v < B->n; v++)
-    used[B->step[v]] = 1;
-  while (T < B->n && used[T])
+  int32_t T = 0;
+  while (T < B->n && B->uses[T])
     T++;
   for (int32_t t = T; t < B->n; t++)
-    if (used[t])
-      return; /* a gap: not an ordered partition */
-  fp_plan *p = fp_plan_create();
+    REQUIRE(!B->uses[t]); /* brute_rec leaves no gap */
+  fp_plan *p = B->p;
+  fp_plan_clear(p);
   for (int32_t t = 0; t < T; t++) {
     REQUIRE(fp_plan_open_group(p, NULL) == FP_OK);
     for (int32_t v = 0; v < B->n; v++)
@@ -470,31 +477,41 @@ static void brute_leaf(brute *B) {
         REQUIRE(fp_plan_append_node(p, v, NULL) == FP_OK);
   }
   fp_metrics m;
-  int32_t k = B->prm->max_fusion_size;
-  if (fp_plan_check(B->g, p, k, NULL) == FP_OK) {
-    REQUIRE(fp_plan_eval_k(B->g, p, k, &m, NULL, NULL) == FP_OK);
-    if (!B->legal || m.peak_bytes < B->min_peak)
-      B->min_peak = m.peak_bytes;
-    if (!B->legal || m.traffic_bytes < B->min_traffic)
-      B->min_traffic = m.traffic_bytes;
-    B->legal++;
-    if (fp_meets_limits(B->prm, &m, B->eager_peak) &&
-        (!B->found || better(B->prm, &m, &B->best))) {
-      B->found = true;
-      B->best = m;
-    }
+  fp_status st = fp_plan_eval_k(B->g, p, B->k, &m, NULL, NULL);
+  if (st != FP_OK) {
+    REQUIRE(st == FP_EILLEGAL);
+    return;
   }
-  fp_plan_destroy(p);
+  if (B->n_legal == B->cap) {
+    B->cap = B->cap ? 2 * B->cap : 64;
+    B->legal = realloc(B->legal, (size_t)B->cap * sizeof *B->legal);
+    REQUIRE(B->legal != NULL);
+  }
+  B->legal[B->n_legal++] = m;
 }
 
+/* Assigns steps to nodes v.. in every way that can still use exactly the
+ * steps 0..T-1 for some T (the steps below the largest one used so far
+ * that are still empty must not outnumber the nodes left). */
 static void brute_rec(brute *B, int32_t v) {
   if (v == B->n) {
     brute_leaf(B);
     return;
   }
+  int32_t top = -1, empty = 0;
+  for (int32_t t = 0; t < B->n; t++)
+    if (B->uses[t])
+      top = t;
+  for (int32_t t = 0; t < top; t++)
+    empty += !B->uses[t];
   for (int32_t t = 0; t < B->n; t++) {
+    int32_t gap = t > top ? empty + (t - top - 1) : empty - !B->uses[t];
+    if (gap > B->n - v - 1)
+      continue;
     B->step[v] = t;
+    B->uses[t]++;
     brute_rec(B, v + 1);
+    B->uses[t]--;
   }
 }
 
@@ -507,46 +524,91 @@ static uint64_t eager_peak(const fp_graph *g, int32_t k) {
   return m.peak_bytes;
 }
 
-static brute brute_force(const fp_graph *g, const fp_ilp_params *prm) {
+/* Enumerates every plan of g under fusion limit k (0: the graph's); free
+ * with brute_free. */
+static brute brute_force(const fp_graph *g, int32_t k) {
   brute B;
   memset(&B, 0, sizeof B);
   B.g = g;
-  B.prm = prm;
+  B.k = k;
   B.n = fp_graph_node_count(g);
-  B.eager_peak = eager_peak(g, prm->max_fusion_size);
+  B.eager_peak = eager_peak(g, k);
+  B.p = fp_plan_create();
   brute_rec(&B, 0);
+  fp_plan_destroy(B.p);
+  B.p = NULL;
   return B;
 }
 
-/* fp_exhaustive agrees with the brute force: same figures (objective,
- * peak, traffic: the tie-break is the same), or both infeasible. */
-static void agrees_with_brute(const fp_graph *g, const fp_ilp_params *prm,
+static void brute_free(brute *B) {
+  free(B->legal);
+  B->legal = NULL;
+}
+
+/* The number of legal plans of g under fusion limit k. */
+static int32_t count_plans(const fp_graph *g, int32_t k) {
+  brute B = brute_force(g, k);
+  int32_t n = B.n_legal;
+  brute_free(&B);
+  return n;
+}
+
+/* The first best legal plan meeting the limits of prm. */
+static brute_answer brute_pick(const brute *B, const fp_ilp_params *prm) {
+  brute_answer A;
+  memset(&A, 0, sizeof A);
+  for (int32_t i = 0; i < B->n_legal; i++) {
+    const fp_metrics *m = &B->legal[i];
+    if (!i || m->peak_bytes < A.min_peak)
+      A.min_peak = m->peak_bytes;
+    if (!i || m->traffic_bytes < A.min_traffic)
+      A.min_traffic = m->traffic_bytes;
+    if (fp_meets_limits(prm, m, B->eager_peak) &&
+        (!A.found || better(prm, m, &A.best))) {
+      A.found = true;
+      A.best = *m;
+    }
+  }
+  return A;
+}
+
+/* fp_exhaustive agrees with the brute force B (enumerated under
+ * prm->max_fusion_size): same figures (objective, peak, traffic: the
+ * tie-break is the same), or both infeasible, with the same smallest
+ * peak (and traffic, under a traffic limit) in the message. */
+static void agrees_with_brute(const brute *B, const fp_ilp_params *prm,
                               const char *what) {
-  brute B = brute_force(g, prm);
+  ck_assert_int_eq(B->k, prm->max_fusion_size);
+  brute_answer A = brute_pick(B, prm);
   fp_plan *p = fp_plan_create();
   fp_metrics m;
   fp_error err;
   fp_error_clear(&err);
-  fp_status st = fp_exhaustive(g, prm, p, &m, &err);
-  if (!B.found) {
+  fp_status st = fp_exhaustive(B->g, prm, p, &m, &err);
+  if (!A.found) {
     ck_assert_msg(st == FP_EINFEASIBLE, "%s: %s, brute force: infeasible", what,
                   err.msg);
     char frag[96];
     snprintf(frag, sizeof frag, "smallest peak of any legal plan is %llu",
-             (unsigned long long)B.min_peak);
+             (unsigned long long)A.min_peak);
     ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: '%s' lacks '%s'", what,
                   err.msg, frag);
+    snprintf(frag, sizeof frag, "smallest traffic of any legal plan is %llu",
+             (unsigned long long)A.min_traffic);
+    ck_assert_msg(prm->traffic_limit == FP_NO_LIMIT ||
+                      strstr(err.msg, frag) != NULL,
+                  "%s: '%s' lacks '%s'", what, err.msg, frag);
   } else {
     ck_assert_msg(st == FP_OK, "%s: %s", what, err.msg);
-    ck_assert_msg(m.traffic_bytes == B.best.traffic_bytes &&
-                      m.peak_bytes == B.best.peak_bytes,
+    ck_assert_msg(m.traffic_bytes == A.best.traffic_bytes &&
+                      m.peak_bytes == A.best.peak_bytes,
                   "%s %s: exhaustive %llu/%llu, brute force %llu/%llu", what,
                   fp_objective_name(prm->objective),
                   (unsigned long long)m.traffic_bytes,
                   (unsigned long long)m.peak_bytes,
-                  (unsigned long long)B.best.traffic_bytes,
-                  (unsigned long long)B.best.peak_bytes);
-    ck_assert_int_eq(fp_plan_check(g, p, prm->max_fusion_size, NULL), FP_OK);
+                  (unsigned long long)A.best.traffic_bytes,
+                  (unsigned long long)A.best.peak_bytes);
+    ck_assert_int_eq(fp_plan_check(B->g, p, prm->max_fusion_size, NULL), FP_OK);
   }
   fp_plan_destroy(p);
 }
@@ -571,32 +633,57 @@ START_TEST(counts_and_small_optima) {
   fp_ilp_params_init(&prm);
   fp_graph *g = tu_graph(three_json);
   /* ordered set partitions of 3 = 13 (1 + 6 + 6), all legal */
-  ck_assert_int_eq(brute_force(g, &prm).legal, 13);
-  prm.max_fusion_size = 2; /* minus the one group of 3 */
-  ck_assert_int_eq(brute_force(g, &prm).legal, 12);
-  prm.max_fusion_size = 0;
+  ck_assert_int_eq(count_plans(g, 0), 13);
+  ck_assert_int_eq(count_plans(g, 2), 12); /* minus the one group of 3 */
+  ck_assert_int_eq(count_plans(g, 1), 6);  /* the 3! orders */
   /* traffic: one kernel reads x once: 100 + 70 */
   expect_opt(g, &prm, 170, 170, 1);
+  brute B = brute_force(g, 0);
   for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
     prm.objective = (fp_objective)o;
-    agrees_with_brute(g, &prm, "three");
+    agrees_with_brute(&B, &prm, "three");
   }
+  brute_free(&B);
   fp_graph_destroy(g);
   /* a chain of 3: abc, ab|c, a|bc, a|b|c */
   g = tu_graph(chain_json);
-  fp_ilp_params_init(&prm);
-  ck_assert_int_eq(brute_force(g, &prm).legal, 4);
+  ck_assert_int_eq(count_plans(g, 0), 4);
   fp_graph_destroy(g);
   /* branches: 4! orders limited by p_i before c_i = 6, plus p1 p2 fused
    * with c1, c2 in either order = 2: 8 */
   g = tu_graph(branches_json);
-  ck_assert_int_eq(brute_force(g, &prm).legal, 8);
+  ck_assert_int_eq(count_plans(g, 0), 8);
+  B = brute_force(g, 0);
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
+    fp_ilp_params_init(&prm);
+    prm.objective = (fp_objective)o;
+    agrees_with_brute(&B, &prm, "branches");
+    prm.peak_limit = FP_NO_LIMIT;
+    agrees_with_brute(&B, &prm, "branches, no peak limit");
+    prm.traffic_limit = 4120;
+    agrees_with_brute(&B, &prm, "branches, traffic <= 4120");
+  }
+  brute_free(&B);
   fp_graph_destroy(g);
 }
 END_TEST
 
 /* ---- random graphs ------------------------------------------------------
  */
+
+/* n random reads of the nb buffers so far (sizes in size[]), favouring
+ * recent ones (deeper graphs); one in four reads part of its buffer. */
+static void random_reads(tu_rng *r, fp_read *reads, int32_t n, int32_t nb,
+                         const uint64_t *size) {
+  for (int32_t i = 0; i < n; i++) {
+    uint32_t lo = nb > 4 && tu_below(r, 2) ? (uint32_t)nb - 4 : 0;
+    reads[i].buffer = (int32_t)(lo + tu_below(r, (uint32_t)nb - lo));
+    reads[i].index = FP_INDEX_AUTO;
+    reads[i].bytes = tu_below(r, 4) == 0
+                         ? 1 + tu_below(r, (uint32_t)size[reads[i].buffer])
+                         : FP_READ_WHOLE;
+  }
+}
 
 /* A random tiny graph (n nodes, every kind mix, random per-read bytes,
  * freeable inputs, outputs, dead buffers, unfusible pairs, sometimes a
@@ -632,15 +719,7 @@ static fp_graph *random_graph(tu_rng *r, int32_t n) {
       s.rnumel = rd[j][1];
     }
     s.n_reads = (int32_t)tu_below(r, 4);
-    for (int32_t i = 0; i < s.n_reads; i++) {
-      /* favour recent buffers: deeper graphs */
-      uint32_t lo = nb > 4 && tu_below(r, 2) ? (uint32_t)nb - 4 : 0;
-      reads[i].buffer = (int32_t)(lo + tu_below(r, (uint32_t)nb - lo));
-      reads[i].index = FP_INDEX_AUTO;
-      reads[i].bytes = tu_below(r, 4) == 0
-                           ? 1 + tu_below(r, (uint32_t)size[reads[i].buffer])
-                           : FP_READ_WHOLE;
-    }
+    random_reads(r, reads, s.n_reads, nb, size);
     s.reads = reads;
     s.n_writes = 1 + (int32_t)tu_below(r, 2);
     for (int32_t i = 0; i < s.n_writes; i++, nb++) {
@@ -666,6 +745,11 @@ static fp_graph *random_graph(tu_rng *r, int32_t n) {
   return g;
 }
 
+/* A fusion-size override, once in four: 1-4 (0 = the graph's). */
+static int32_t random_k(tu_rng *r) {
+  return tu_below(r, 4) == 0 ? 1 + (int32_t)tu_below(r, 4) : 0;
+}
+
 /* Random parameters: any objective, sometimes a fusion-size override, a
  * peak limit (eager, none, or a random one), a traffic limit. */
 static fp_ilp_params random_params(tu_rng *r, const fp_graph *g) {
@@ -674,8 +758,7 @@ static fp_ilp_params random_params(tu_rng *r, const fp_graph *g) {
   prm.objective = (fp_objective)tu_below(r, FP_OBJECTIVE_COUNT_);
   static const double lambdas[] = {0.0, 0.01, 0.5, 1.0, 3.0};
   prm.lambda = lambdas[tu_below(r, 5)];
-  if (tu_below(r, 4) == 0)
-    prm.max_fusion_size = 1 + (int32_t)tu_below(r, 4);
+  prm.max_fusion_size = random_k(r);
   uint64_t ep = eager_peak(g, prm.max_fusion_size);
   uint32_t c = tu_below(r, 4);
   prm.peak_limit = c == 0   ? FP_NO_LIMIT
@@ -689,12 +772,20 @@ static fp_ilp_params random_params(tu_rng *r, const fp_graph *g) {
 START_TEST(random_matches_brute_force) {
   tu_rng r = {(uint64_t)_i * 7919u + 17};
   fp_graph *g = random_graph(&r, 3 + (int32_t)tu_below(&r, 5)); /* 3-7 */
-  for (int rep = 0; rep < 4; rep++) {
-    fp_ilp_params prm = random_params(&r, g);
+  fp_ilp_params prm = random_params(&r, g);
+  brute B = brute_force(g, prm.max_fusion_size);
+  ck_assert_int_ge(B.n_legal, 1); /* at least the eager plan */
+  for (int rep = 0; rep < 8; rep++) {
+    if (rep) { /* same fusion limit: the same enumeration serves */
+      int32_t k = prm.max_fusion_size;
+      prm = random_params(&r, g);
+      prm.max_fusion_size = k;
+    }
     char what[64];
     snprintf(what, sizeof what, "seed %d rep %d", _i, rep);
-    agrees_with_brute(g, &prm, what);
+    agrees_with_brute(&B, &prm, what);
   }
+  brute_free(&B);
   fp_graph_destroy(g);
 }
 END_TEST

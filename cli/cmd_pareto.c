@@ -1,0 +1,243 @@
+/*
+ * cmd_pareto.c -- `fuseplan pareto`: the traffic-vs-peak front of a graph
+ * as a table, a JSON file and an SVG plot with the heuristics' plans drawn
+ * for comparison.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "heuristics/heuristics.h"
+#include "solver/solver.h"
+
+static const char pareto_help[] =
+    "usage: fuseplan pareto GRAPH [--points N] [--time-limit S]\n"
+    "                       [--method ilp|exhaustive] [-o FRONT.json]\n"
+    "                       [--svg FRONT.svg] [--max-fusion-size K]\n"
+    "\n"
+    "Computes the trade-off between memory traffic and peak memory: the\n"
+    "lowest peak, the lowest traffic with no peak limit, and N solves of\n"
+    "'least traffic with peak <= L' for limits L spread between them, each\n"
+    "warm-started from the previous one.  The heuristics' plans (eager,\n"
+    "greedy, greedy-lowmem, greedy-peak) are shown for comparison.\n"
+    "  --points N       points on the front (default 8, at least 2)\n"
+    "  --time-limit S   seconds for the whole sweep (default 60)\n"
+    "  --method M       ilp (default) or exhaustive (at most 10 nodes)\n"
+    "  -o, --output F   the front as JSON (written atomically)\n"
+    "  --svg F          the front as an SVG plot\n";
+
+typedef struct heur_point {
+  const char *name;
+  fp_metrics m;
+} heur_point;
+
+/* Evaluates every heuristic (best order); returns how many succeeded. */
+static int heuristics(const fp_graph *g, int32_t k, heur_point *hp) {
+  int n = 0;
+  for (int i = 0; i < FP_METHOD_COUNT_; i++) {
+    fp_fusion_params prm;
+    fp_plan *p = fp_plan_create();
+    fp_fusion_params_init(&prm, (fp_method)i);
+    prm.max_fusion_size = k;
+    if (p && fp_fuse(g, &prm, p, NULL) == FP_OK &&
+        fp_plan_eval_k(g, p, k, &hp[n].m, NULL, NULL) == FP_OK)
+      hp[n++].name = fp_method_name((fp_method)i);
+    fp_plan_destroy(p);
+  }
+  return n;
+}
+
+static void print_table(const fp_pareto_point *pts, int32_t n,
+                        const heur_point *hp, int nh) {
+  printf("%-20s %18s %18s %8s %-20s %8s\n", "peak limit", "traffic_bytes",
+         "peak_bytes", "kernels", "status", "gap");
+  for (int32_t i = 0; i < n; i++)
+    printf("%-20llu %18llu %18llu %8d %-20s %7.3f%%%s\n",
+           (unsigned long long)pts[i].peak_limit,
+           (unsigned long long)pts[i].m.traffic_bytes,
+           (unsigned long long)pts[i].m.peak_bytes, (int)pts[i].m.kernels,
+           pts[i].status, 100 * pts[i].gap,
+           pts[i].dominated ? "  (dominated)" : "");
+  for (int i = 0; i < nh; i++)
+    printf("%-20s %18llu %18llu %8d %-20s\n", hp[i].name,
+           (unsigned long long)hp[i].m.traffic_bytes,
+           (unsigned long long)hp[i].m.peak_bytes, (int)hp[i].m.kernels,
+           "heuristic");
+}
+
+/* The front as JSON text (caller frees). */
+static char *front_json(const fp_graph *g, const fp_pareto_point *pts,
+                        int32_t n, const heur_point *hp, int nh) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  fputs("{\"format\": \"fuseplan.pareto\", \"version\": 1, \"graph\": ", f);
+  cli_json_str(f, fp_graph_name(g));
+  fputs(",\n\"points\": [", f);
+  for (int32_t i = 0; i < n; i++)
+    fprintf(f,
+            "%s\n {\"peak_limit\": %llu, \"traffic_bytes\": %llu, "
+            "\"peak_bytes\": %llu, \"kernels\": %d, \"status\": \"%s\", "
+            "\"gap\": %.6g, \"dominated\": %s}",
+            i ? "," : "", (unsigned long long)pts[i].peak_limit,
+            (unsigned long long)pts[i].m.traffic_bytes,
+            (unsigned long long)pts[i].m.peak_bytes, (int)pts[i].m.kernels,
+            pts[i].status, pts[i].gap, pts[i].dominated ? "true" : "false");
+  fputs("],\n\"heuristics\": [", f);
+  for (int i = 0; i < nh; i++)
+    fprintf(f,
+            "%s\n {\"method\": \"%s\", \"traffic_bytes\": %llu, "
+            "\"peak_bytes\": %llu, \"kernels\": %d}",
+            i ? "," : "", hp[i].name, (unsigned long long)hp[i].m.traffic_bytes,
+            (unsigned long long)hp[i].m.peak_bytes, (int)hp[i].m.kernels);
+  fputs("]}\n", f);
+  fclose(f);
+  return text;
+}
+
+/* Plot extent over every point drawn. */
+typedef struct extent {
+  double x0, x1, y0, y1;
+} extent;
+
+static void widen(extent *e, const fp_metrics *m) {
+  double x = (double)m->peak_bytes, y = (double)m->traffic_bytes;
+  e->x0 = x < e->x0 ? x : e->x0;
+  e->x1 = x > e->x1 ? x : e->x1;
+  e->y0 = y < e->y0 ? y : e->y0;
+  e->y1 = y > e->y1 ? y : e->y1;
+}
+
+#define SVG_W 720.0
+#define SVG_H 480.0
+#define SVG_PAD 70.0
+
+static double px(const extent *e, uint64_t v) {
+  double span = e->x1 > e->x0 ? e->x1 - e->x0 : 1;
+  return SVG_PAD + (SVG_W - 2 * SVG_PAD) * ((double)v - e->x0) / span;
+}
+
+static double py(const extent *e, uint64_t v) {
+  double span = e->y1 > e->y0 ? e->y1 - e->y0 : 1;
+  return SVG_H - SVG_PAD - (SVG_H - 2 * SVG_PAD) * ((double)v - e->y0) / span;
+}
+
+/* The front (non-dominated points joined by a staircase, dominated ones
+ * hollow) and the heuristics as labelled squares. */
+static char *front_svg(const fp_graph *g, const fp_pareto_point *pts, int32_t n,
+                       const heur_point *hp, int nh) {
+  extent e = {1e300, -1e300, 1e300, -1e300};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return NULL;
+  for (int32_t i = 0; i < n; i++)
+    widen(&e, &pts[i].m);
+  for (int i = 0; i < nh; i++)
+    widen(&e, &hp[i].m);
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' "
+          "height='%.0f' font-family='sans-serif' font-size='11'>\n"
+          "<rect width='100%%' height='100%%' fill='white'/>\n"
+          "<text x='%.0f' y='20' font-size='13'>traffic vs peak: ",
+          SVG_W, SVG_H, SVG_PAD);
+  fputs(fp_graph_name(g), f); /* names are plain in generated graphs */
+  fprintf(f,
+          "</text>\n<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' "
+          "stroke='black'/>\n<line x1='%.0f' y1='%.0f' x2='%.0f' "
+          "y2='%.0f' stroke='black'/>\n",
+          SVG_PAD, SVG_H - SVG_PAD, SVG_W - SVG_PAD, SVG_H - SVG_PAD, SVG_PAD,
+          SVG_PAD, SVG_PAD, SVG_H - SVG_PAD);
+  fprintf(f,
+          "<text x='%.0f' y='%.0f'>peak bytes %.4g .. %.4g</text>\n"
+          "<text x='10' y='%.0f'>traffic</text><text x='10' y='%.0f'>"
+          "%.4g .. %.4g</text>\n",
+          SVG_PAD, SVG_H - 30, e.x0, e.x1, SVG_PAD - 20, SVG_PAD - 6, e.y0,
+          e.y1);
+  for (int32_t i = 0; i < n; i++)
+    fprintf(f,
+            "<circle cx='%.1f' cy='%.1f' r='4' fill='%s' "
+            "stroke='#1f4e79'/>\n",
+            px(&e, pts[i].m.peak_bytes), py(&e, pts[i].m.traffic_bytes),
+            pts[i].dominated ? "white" : "#1f4e79");
+  for (int i = 0; i < nh; i++)
+    fprintf(f,
+            "<rect x='%.1f' y='%.1f' width='8' height='8' fill='#c00000'/>"
+            "<text x='%.1f' y='%.1f' fill='#c00000'>%s</text>\n",
+            px(&e, hp[i].m.peak_bytes) - 4, py(&e, hp[i].m.traffic_bytes) - 4,
+            px(&e, hp[i].m.peak_bytes) + 7,
+            py(&e, hp[i].m.traffic_bytes) - 6 - 10 * (i % 2), hp[i].name);
+  fputs("</svg>\n", f);
+  fclose(f);
+  return text;
+}
+
+/* Writes text to path (NULL text: out of memory); 0 or an exit code. */
+static int write_out(const char *path, char *text) {
+  if (!text)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  int rc = cli_write_file(path, text);
+  free(text);
+  return rc;
+}
+
+int cmd_pareto(int argc, char **argv) {
+  cli_opt opts[] = {
+      {"points", 0, true, NULL}, {"time-limit", 0, true, NULL},
+      {"method", 0, true, NULL}, {"output", 'o', true, NULL},
+      {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL}};
+  cli_args a = {opts, 6, {0}, 0, false, {0}};
+  fp_ilp_params prm;
+  uint64_t npts = 8, k = 0;
+  if (cli_parse(&a, argc, argv) != 0)
+    return cli_usage_error("pareto", "%s", a.error);
+  if (a.help)
+    return fputs(pareto_help, stdout), EXIT_OK;
+  const char *m = cli_get(&a, "method"), *pt = cli_get(&a, "points");
+  const char *tl = cli_get(&a, "time-limit"),
+             *ks = cli_get(&a, "max-fusion-size");
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 60;
+  if (a.n_pos != 1)
+    return cli_usage_error("pareto", "expected one GRAPH file");
+  if (m && strcmp(m, "ilp") != 0 && strcmp(m, "exhaustive") != 0)
+    return cli_usage_error("pareto", "--method: ilp or exhaustive");
+  if (pt && (cli_parse_uint(pt, 1000, &npts) != 0 || npts < 2))
+    return cli_usage_error("pareto", "--points: expected 2 .. 1000");
+  if (tl && cli_parse_seconds(tl, &prm.time_limit_s) != 0)
+    return cli_usage_error("pareto", "--time-limit: expected seconds > 0");
+  if (ks && (cli_parse_uint(ks, INT32_MAX, &k) != 0 || k < 1))
+    return cli_usage_error("pareto", "--max-fusion-size: expected >= 1");
+  prm.max_fusion_size = (int32_t)k;
+  fp_graph *g = NULL;
+  fp_pareto_point *pts = calloc(npts, sizeof *pts);
+  heur_point hp[FP_METHOD_COUNT_];
+  fp_error err;
+  fp_error_clear(&err);
+  int rc = pts ? cli_load_graph(a.pos[0], &g)
+               : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  if (rc)
+    goto done;
+  if (fp_pareto(g, &prm, (int32_t)npts, m && strcmp(m, "exhaustive") == 0, pts,
+                &err) != FP_OK) {
+    rc = cli_fail(&err);
+    goto done;
+  }
+  int nh = heuristics(g, prm.max_fusion_size, hp);
+  print_table(pts, (int32_t)npts, hp, nh);
+  if (cli_get(&a, "output"))
+    rc = write_out(cli_get(&a, "output"),
+                   front_json(g, pts, (int32_t)npts, hp, nh));
+  if (!rc && cli_get(&a, "svg"))
+    rc =
+        write_out(cli_get(&a, "svg"), front_svg(g, pts, (int32_t)npts, hp, nh));
+done:
+  free(pts);
+  fp_graph_destroy(g);
+  return rc;
+}
