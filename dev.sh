@@ -69,7 +69,7 @@ demo() {
     $fp solve "$g" --method "$m" -o "build/demo.$m.plan.json"
   done
   echo
-  echo "== fuseplan compare $g build/demo.*.plan.json"
+  echo "== fuseplan compare $g build/demo.{greedy,greedy-lowmem,greedy-peak}.plan.json"
   $fp compare "$g" build/demo.greedy.plan.json build/demo.greedy-lowmem.plan.json \
     build/demo.greedy-peak.plan.json
   echo

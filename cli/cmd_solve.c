@@ -153,6 +153,8 @@ static int read_options(const cli_args *a, request *rq) {
   rq->fus.order = (fp_order)oi;
   if (k && (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1))
     return cli_usage_error("solve", "--max-fusion-size: expected >= 1");
+  /* Only tightening is allowed: the plan file does not record K, and
+   * verify/eval hold plans to the graph's own max_fusion_size. */
   rq->fus.max_fusion_size = rq->ilp.max_fusion_size = (int32_t)kv;
   for (size_t i = 0; i < sizeof exact_only / sizeof *exact_only; i++)
     if (!rq->exact && cli_get(a, exact_only[i]))
@@ -190,18 +192,20 @@ static void progress(const fp_ilp_progress *p, void *ctx) {
   fflush(stderr);
 }
 
+/* One line on stderr; `limit` is printed only when it was enforced
+ * (UINT64_MAX otherwise). */
 static void print_summary(const fp_graph *g, const fp_plan *p,
                           const fp_metrics *m, uint64_t limit,
                           const char *out) {
   char b1[64], b2[64], b3[64];
   const fp_solver_info *si = fp_plan_solver_const(p);
-  fprintf(stderr,
-          "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s (limit "
-          "%s), %.3f s",
+  fprintf(stderr, "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s",
           fp_graph_name(g), si->method, si->status, (int)fp_graph_node_count(g),
           (int)m->kernels, cli_bytes(m->traffic_bytes, b1, sizeof b1),
-          cli_bytes(m->peak_bytes, b2, sizeof b2),
-          cli_bytes(limit, b3, sizeof b3), si->time_s);
+          cli_bytes(m->peak_bytes, b2, sizeof b2));
+  if (limit != UINT64_MAX)
+    fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
+  fprintf(stderr, ", %.3f s", si->time_s);
   if (!isnan(si->gap) && strcmp(si->method, "ilp") == 0)
     fprintf(stderr, ", gap %.3f%%", 100 * si->gap);
   fprintf(stderr, "%s%s\n", out ? ", written to " : "", out ? out : "");
@@ -287,6 +291,14 @@ int cmd_solve(int argc, char **argv) {
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if ((rc = cli_load_graph(a.pos[0], &g)) || (rc = eager_metrics(g, &e)))
     goto done;
+  if (rq.fus.max_fusion_size > fp_graph_max_fusion_size(g)) {
+    rc = cli_usage_error("solve",
+                         "--max-fusion-size %d is above the graph's %d (it "
+                         "can only be lowered)",
+                         (int)rq.fus.max_fusion_size,
+                         (int)fp_graph_max_fusion_size(g));
+    goto done;
+  }
   if (peak_limit(rq.peak_arg, e.peak_bytes, &limit) != 0) {
     rc = cli_usage_error("solve", "--peak-limit: expected BYTES, eager or N%%");
     goto done;
@@ -302,8 +314,9 @@ int cmd_solve(int argc, char **argv) {
     rc = cli_fail(&err);
     goto done;
   }
-  if ((rq.peak_arg || rq.exact || rq.fus.method == FP_METHOD_GREEDY_PEAK) &&
-      m.peak_bytes > limit) {
+  bool enforced =
+      rq.peak_arg || rq.exact || rq.fus.method == FP_METHOD_GREEDY_PEAK;
+  if (enforced && m.peak_bytes > limit) {
     char why[160], b1[64], b2[64];
     snprintf(why, sizeof why, "the %s plan's peak %s is above the limit %s",
              rq.method, cli_bytes(m.peak_bytes, b1, sizeof b1),
@@ -311,7 +324,7 @@ int cmd_solve(int argc, char **argv) {
     rc = infeasible(g, why);
     goto done;
   }
-  rc = emit(&a, g, p, &m, limit);
+  rc = emit(&a, g, p, &m, enforced ? limit : UINT64_MAX);
 done:
   fp_plan_destroy(p);
   fp_graph_destroy(g);

@@ -608,8 +608,9 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
   /* The lists were appended in node order: slice them by prefix sums. */
   int64_t r = 0, w = 0;
   for (int32_t v = 0; v < g->n_nodes; v++) {
-    g->nodes[v].reads = g->reads + r;
-    g->nodes[v].writes = g->writes + w;
+    /* (no arithmetic on a NULL list: a graph may have no reads at all) */
+    g->nodes[v].reads = g->reads ? g->reads + r : NULL;
+    g->nodes[v].writes = g->writes ? g->writes + w : NULL;
     r += g->nodes[v].n_reads;
     w += g->nodes[v].n_writes;
   }

@@ -222,8 +222,12 @@ static fp_status load_op(loader *L, const cJSON *obj, const char *node,
     return FAIL(L, "%s: node '%s': op: expected an object", L->src, node);
   const cJSON *fn = field(o, "fn");
   int f = cJSON_IsString(fn) ? fp_op_parse(fn->valuestring) : -1;
+  if (f < 0 && cJSON_IsString(fn))
+    return FAIL(L, "%s: node '%s': op.fn: unknown function '%.64s'", L->src,
+                node, fn->valuestring);
   if (f < 0)
-    return FAIL(L, "%s: node '%s': op.fn: missing or unknown", L->src, node);
+    return FAIL(L, "%s: node '%s': op.fn: missing or not a string", L->src,
+                node);
   op->fn = (fp_op_fn)f;
   const cJSON *al = field(o, "alpha");
   if (al && (!cJSON_IsNumber(al) || !isfinite(al->valuedouble)))

@@ -32,14 +32,24 @@ static void line_col(const char *data, size_t off, int *line, int *col) {
 /* ---- the parse arena -----------------------------------------------------
  * cJSON allocates one block per item and per string; for a million-node
  * graph that is tens of millions of malloc/free calls, which dominated the
- * load time.  Our hooks put a 16-byte tag in front of every block: while a
- * parse runs in this thread, blocks come from the document's arena (and
- * free is a no-op); otherwise from malloc.  The hooks are installed once,
- * process-wide, before the first cJSON call of the library. */
+ * load time.  fuseplan's hooks (installed once, process-wide, before its
+ * first cJSON call) send the allocations of a parse running in this thread
+ * to the document's arena, and make free a no-op during a parse; outside a
+ * parse they are plain malloc and free.  No block is tagged, so blocks
+ * cJSON allocated before the hooks were installed are freed normally.
+ * fuseplan never frees an arena tree through cJSON (fp_json_release drops
+ * the arena), and cJSON frees inside a parse only what that parse made.
+ * Under AddressSanitizer each allocation stays its own malloc'd block
+ * (chained for release), so out-of-bounds reads are still caught. */
 
-#define HOOK_HDR 16
-#define TAG_ARENA 0x41524e41u
-#define TAG_HEAP 0x48454150u
+#if defined(__SANITIZE_ADDRESS__)
+#define FP_ARENA_PER_ITEM 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FP_ARENA_PER_ITEM 1
+#endif
+#endif
+
 #define ARENA_BLOCK ((size_t)32 << 20)
 
 struct fp_json_block {
@@ -55,7 +65,7 @@ static _Thread_local bool tl_oom;              /* an allocation failed */
  * transparent huge pages on request, ask for them: page faults (zeroing
  * 4 KiB at a time) were half of the load time of large graphs. */
 static void *block_alloc(size_t bytes) {
-#if defined(MADV_HUGEPAGE)
+#if defined(MADV_HUGEPAGE) && !defined(FP_ARENA_PER_ITEM)
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
@@ -68,7 +78,7 @@ static void *block_alloc(size_t bytes) {
 }
 
 static void block_free(fp_json_block *b) {
-#if defined(MADV_HUGEPAGE)
+#if defined(MADV_HUGEPAGE) && !defined(FP_ARENA_PER_ITEM)
   munmap(b, sizeof *b + b->cap);
 #else
   free(b);
@@ -78,8 +88,14 @@ static void block_free(fp_json_block *b) {
 static void *arena_alloc(fp_json_block **head, size_t n) {
   n = (n + 15) & ~(size_t)15;
   fp_json_block *b = *head;
+#ifdef FP_ARENA_PER_ITEM
+  b = NULL; /* one exact-size block per allocation */
+#endif
   if (!b || b->cap - b->used < n) {
-    size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+    size_t cap = n;
+#ifndef FP_ARENA_PER_ITEM
+    cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+#endif
     b = block_alloc(sizeof *b + cap);
     if (!b)
       return NULL;
@@ -94,25 +110,15 @@ static void *arena_alloc(fp_json_block **head, size_t n) {
 }
 
 static void *hook_malloc(size_t n) {
-  if (n > SIZE_MAX - 64)
-    return NULL;
-  char *p =
-      tl_arena ? arena_alloc(tl_arena, n + HOOK_HDR) : malloc(n + HOOK_HDR);
-  if (!p) {
+  void *p = tl_arena ? arena_alloc(tl_arena, n) : malloc(n);
+  if (!p)
     tl_oom = true;
-    return NULL;
-  }
-  *(uint32_t *)p = tl_arena ? TAG_ARENA : TAG_HEAP;
-  return p + HOOK_HDR;
+  return p;
 }
 
-static void hook_free(void *q) {
-  if (!q)
-    return;
-  char *p = (char *)q - HOOK_HDR;
-  if (*(uint32_t *)p == TAG_HEAP)
+static void hook_free(void *p) {
+  if (!tl_arena) /* inside a parse: freed with the arena */
     free(p);
-  /* TAG_ARENA: freed with the whole arena */
 }
 
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
@@ -169,7 +175,10 @@ fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
   const char *data = whole + base, *end = NULL;
   doc->root = NULL;
   arena_reset(doc);
-  if (len == 0)
+  size_t first = 0;
+  while (first < len && is_ws(data[first]))
+    first++;
+  if (first == len)
     return fp_error_set(err, FP_EINPUT, "%s: malformed JSON: empty document",
                         source);
   pthread_once(&hooks_once, install_hooks);
@@ -187,8 +196,12 @@ fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
     while (p < data + len && is_ws(*p))
       p++;
     if (p < data + len) {
-      root = NULL;
-      end = p;
+      int line, col;
+      line_col(whole, base + (size_t)(p - data), &line, &col);
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: malformed JSON: unexpected data after the "
+                          "document at line %d, column %d",
+                          source, line, col);
     }
   }
   if (!root)
@@ -460,8 +473,8 @@ fp_status fp_json_check_format(const cJSON *f, const cJSON *v,
                                const char *source, const char *format,
                                fp_error *err) {
   if (!cJSON_IsString(f))
-    return fp_error_set(err, FP_EINPUT, "%s: format: missing (expected \"%s\")",
-                        source, format);
+    return fp_error_set(err, FP_EINPUT, "%s: format: %s (expected \"%s\")",
+                        source, f ? "not a string" : "missing", format);
   if (strcmp(f->valuestring, format) != 0)
     return fp_error_set(err, FP_EINPUT,
                         "%s: format: expected \"%s\", got \"%.64s\"", source,

@@ -133,7 +133,7 @@ int32_t fp_plan_entry_count(const fp_plan *p) {
 
 const int32_t *fp_plan_group(const fp_plan *p, int32_t i, int32_t *n) {
   *n = p->group_off[i + 1] - p->group_off[i];
-  return p->nodes + p->group_off[i];
+  return p->nodes ? p->nodes + p->group_off[i] : NULL; /* no entries yet */
 }
 
 const char *fp_plan_graph_name(const fp_plan *p) {

@@ -28,7 +28,9 @@ static void copy_str(const cJSON *obj, const char *key, char *dst, size_t n) {
 
 static double opt_num(const cJSON *obj, const char *key) {
   const cJSON *it = field(obj, key);
-  return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+  /* non-finite (1e999) is "unset": it could not be written back */
+  return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble
+                                                         : NAN;
 }
 
 static int64_t opt_count(const cJSON *obj, const char *key) {
