@@ -310,6 +310,10 @@ int cmd_solve(int argc, char **argv) {
     rc = infeasible(g, err.msg);
     goto done;
   }
+  if (st == FP_ELIMIT && rq.exact) { /* exhaustive on a big graph */
+    rc = cli_usage_error("solve", "%s", err.msg);
+    goto done;
+  }
   if (st != FP_OK) {
     rc = cli_fail(&err);
     goto done;

@@ -1,0 +1,138 @@
+#!/bin/sh
+# test_solve.sh -- end-to-end tests of planning from the command line:
+# every method's plan verifies and states the evaluator's metrics; the ILP
+# agrees with exhaustive enumeration; limits, objectives, model export,
+# usage errors; `pareto` writes a consistent front.
+#
+# tests/data/small.json has 7 nodes: small enough for exhaustive search.
+
+# shellcheck source=tests/cli/lib.sh
+. "${top_srcdir:-.}/tests/cli/lib.sh"
+t_init
+
+D=$top_srcdir/tests/data
+G=$D/small.json
+T=$T_TMP
+
+# solve_ok NAME ARGS...: `solve G ARGS -o T/NAME.json` exits 0, the plan
+# verifies, and its stated metrics equal `eval --json`'s.
+solve_ok() {
+  name=$1
+  shift
+  t_case "solve $*"
+  t_run "$FUSEPLAN" solve "$G" -o "$T/$name.json" "$@"
+  t_exit 0 || return 1
+  t_run "$FUSEPLAN" verify "$G" "$T/$name.json"
+  t_exit 0 || return 1
+  t_run "$FUSEPLAN" eval --json "$G" "$T/$name.json"
+  t_exit 0 || return 1
+  t_eq "$name traffic" "$(json_num traffic_bytes "$T/$name.json")" \
+    "$(json_num traffic_bytes "$T_OUT")"
+  t_eq "$name peak" "$(json_num peak_bytes "$T/$name.json")" \
+    "$(json_num peak_bytes "$T_OUT")"
+}
+
+for m in eager greedy greedy-lowmem greedy-peak ilp exhaustive; do
+  solve_ok "$m" --method "$m"
+done
+solve_ok eager-best --method eager --order best
+solve_ok greedy-dfs --method greedy --order dfs
+solve_ok ilp-peak --method ilp --objective peak --window exact
+solve_ok exh-peak --method exhaustive --objective peak
+solve_ok ilp-weighted --method ilp --objective weighted --lambda 0.5
+solve_ok exh-weighted --method exhaustive --objective weighted --lambda 0.5
+
+# The ILP is exact on 7 nodes: the same optimum as exhaustive enumeration,
+# and never above any heuristic under the same (eager) peak limit.
+t_case 'ilp == exhaustive'
+ilp=$(json_num traffic_bytes "$T/ilp.json")
+t_eq 'traffic' "$ilp" "$(json_num traffic_bytes "$T/exhaustive.json")"
+t_eq 'peak objective' "$(json_num peak_bytes "$T/ilp-peak.json")" \
+  "$(json_num peak_bytes "$T/exh-peak.json")"
+t_true 'ilp status optimal' grep -q '"status": "optimal"' "$T/ilp.json"
+for m in eager greedy-peak; do
+  t_true "ilp traffic <= $m" test "$ilp" -le "$(json_num traffic_bytes "$T/$m.json")"
+done
+# The lowest peak of any plan is no higher than any heuristic's.
+for m in eager greedy greedy-lowmem greedy-peak; do
+  t_true "min peak <= $m" test "$(json_num peak_bytes "$T/exh-peak.json")" \
+    -le "$(json_num peak_bytes "$T/$m.json")"
+done
+
+# ---- limits -------------------------------------------------------------------
+t_case 'infeasible peak limit'
+for m in greedy-peak ilp exhaustive; do
+  t_run "$FUSEPLAN" solve "$G" --method "$m" --peak-limit 10 -o "$T/never.json"
+  t_exit 1
+  t_err_has 'infeasible'
+  t_true "no plan written ($m)" test ! -e "$T/never.json"
+done
+t_case 'peak limit as a percentage'
+t_run "$FUSEPLAN" solve "$G" --method exhaustive --peak-limit 90% -o "$T/p90.json"
+eager_peak=$(json_num peak_bytes "$T/eager.json")
+if t_exit 0; then
+  t_true 'peak <= 90% of eager' test "$(json_num peak_bytes "$T/p90.json")" \
+    -le $((eager_peak * 90 / 100))
+fi
+t_case 'traffic limit with objective peak'
+t_run "$FUSEPLAN" solve "$G" --method ilp --objective peak --traffic-limit 1 \
+  -o "$T/never.json"
+t_exit 1 && t_err_has 'infeasible'
+
+# ---- model export and progress ---------------------------------------------
+t_case 'model export'
+t_run "$FUSEPLAN" solve "$G" --method ilp --lp-out "$T/m.lp" --mps-out "$T/m.mps" -q
+t_exit 0
+t_err_empty
+t_true 'LP file names the objective' grep -q '^Minimize' "$T/m.lp"
+t_true 'MPS file has ROWS' grep -q '^ROWS' "$T/m.mps"
+t_case 'ilp prints no progress in a pipe'
+t_run "$FUSEPLAN" solve "$G" --method ilp --json
+t_exit 0
+t_true 'one summary line on stderr' test "$(wc -l <"$T_ERR")" -eq 1
+t_out_has '"method": "ilp"'
+
+# ---- usage errors -----------------------------------------------------------
+usage() {
+  t_case "usage: $*"
+  t_run "$FUSEPLAN" "$@"
+  t_exit 2
+  t_out_empty
+}
+usage solve "$G" --method greedy --objective peak
+usage solve "$G" --method greedy --lp-out "$T/x.lp"
+usage solve "$G" --method ilp --order dfs
+usage solve "$G" --method ilp --objective speed
+usage solve "$G" --method ilp --time-limit 0
+usage solve "$G" --method ilp --window -3
+usage solve "$G" --method greedy --order sideways
+usage solve "$G" --max-fusion-size 9
+usage pareto "$G" --points 1
+usage pareto "$G" --method greedy
+usage pareto
+
+t_case 'exhaustive refuses large graphs'
+t_run "$FUSEPLAN" gen --family mlp --size 30 --seed 1 -o "$T/g30.json"
+t_run "$FUSEPLAN" solve "$T/g30.json" --method exhaustive
+t_exit 2
+t_err_has 'exhaustive'
+
+# ---- pareto -------------------------------------------------------------------
+t_case 'pareto front'
+t_run "$FUSEPLAN" pareto "$G" --method exhaustive --points 4 -o "$T/front.json" \
+  --svg "$T/front.svg"
+if t_exit 0; then
+  t_out_has 'greedy-peak'
+  t_true 'front JSON format' grep -q '"format": "fuseplan.pareto"' "$T/front.json"
+  t_true 'four points' test "$(grep -c '"peak_limit"' "$T/front.json")" -eq 4
+  t_true 'svg' grep -q '<svg' "$T/front.svg"
+  # the first point is the lowest peak, the last the least traffic
+  t_eq 'lowest peak' "$(json_num peak_bytes "$T/front.json")" \
+    "$(json_num peak_bytes "$T/exh-peak.json")"
+  last=$(grep '"peak_limit"' "$T/front.json" | tail -n 1 >"$T/last.txt" &&
+    json_num traffic_bytes "$T/last.txt")
+  t_true 'last point traffic <= exhaustive traffic under eager' \
+    test "$last" -le "$(json_num traffic_bytes "$T/exhaustive.json")"
+fi
+
+t_finish
