@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential autoconf automake pkg-config libglpk-dev libcjson-dev check zlib1g-dev"
+packages="build-essential autoconf automake pkg-config libglpk-dev libcjson-dev check zlib1g-dev glpk-utils"
 
 install_deps() {
   missing=""
@@ -83,7 +83,10 @@ test_all() {
   make -s -C build -j"$jobs" check || { cat build/test-suite.log; exit 1; }
   echo "== make check under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
   configure_in build-asan --enable-werror --enable-sanitizers --without-cuda CFLAGS="-O1 -g"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  # Sanitized code runs several times slower: scale Check's timeouts (and
+  # the wall-clock slack the solver tests allow) accordingly.
+  CK_TIMEOUT_MULTIPLIER=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     make -s -C build-asan -j"$jobs" check || { cat build-asan/test-suite.log; exit 1; }
   echo "== make distcheck"
   make -s -C build -j"$jobs" distcheck >/dev/null 2>build/distcheck.err ||

@@ -26,7 +26,8 @@ static const char pareto_help[] =
     "  --time-limit S   seconds for the whole sweep (default 60)\n"
     "  --method M       ilp (default) or exhaustive (at most 10 nodes)\n"
     "  -o, --output F   the front as JSON (written atomically)\n"
-    "  --svg F          the front as an SVG plot\n";
+    "  --svg F          the front as an SVG plot\n"
+    "  --max-fusion-size K  lower the graph's max_fusion_size\n";
 
 typedef struct heur_point {
   const char *name;
@@ -126,8 +127,8 @@ static double py(const extent *e, uint64_t v) {
   return SVG_H - SVG_PAD - (SVG_H - 2 * SVG_PAD) * ((double)v - e->y0) / span;
 }
 
-/* The front (non-dominated points joined by a staircase, dominated ones
- * hollow) and the heuristics as labelled squares. */
+/* The front (non-dominated points filled, dominated ones hollow) and the
+ * heuristics as labelled squares. */
 static char *front_svg(const fp_graph *g, const fp_pareto_point *pts, int32_t n,
                        const heur_point *hp, int nh) {
   extent e = {1e300, -1e300, 1e300, -1e300};
@@ -223,9 +224,16 @@ int cmd_pareto(int argc, char **argv) {
                : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if (rc)
     goto done;
-  if (fp_pareto(g, &prm, (int32_t)npts, m && strcmp(m, "exhaustive") == 0, pts,
-                &err) != FP_OK) {
-    rc = cli_fail(&err);
+  if (prm.max_fusion_size > fp_graph_max_fusion_size(g)) {
+    rc = cli_usage_error("pareto", "--max-fusion-size can only lower the "
+                                   "graph's value");
+    goto done;
+  }
+  fp_status st = fp_pareto(g, &prm, (int32_t)npts,
+                           m && strcmp(m, "exhaustive") == 0, pts, &err);
+  if (st != FP_OK) {
+    rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
+                         : cli_fail(&err);
     goto done;
   }
   int nh = heuristics(g, prm.max_fusion_size, hp);

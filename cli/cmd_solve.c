@@ -94,7 +94,10 @@ static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
 /* The options that only the exact methods take. */
 static const char *const exact_only[] = {"objective", "traffic-limit", "lambda",
                                          "window",    "mip-gap",       "lp-out",
-                                         "mps-out"};
+                                         "mps-out",   "time-limit"};
+/* ... and those only the ILP takes (enumeration has no model or clock). */
+static const char *const ilp_only[] = {"window", "mip-gap", "lp-out", "mps-out",
+                                       "time-limit"};
 
 /* Fills the ILP parameters from the options; 0 or a usage error. */
 static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
@@ -113,8 +116,10 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
     return cli_usage_error("solve", "--traffic-limit: expected BYTES");
   if (t && cli_parse_seconds(t, &prm->time_limit_s) != 0)
     return cli_usage_error("solve", "--time-limit: expected seconds > 0");
-  if (l && (cli_parse_seconds(l, &prm->lambda) != 0))
-    return cli_usage_error("solve", "--lambda: expected a number > 0");
+  char *end = NULL;
+  if (l && ((prm->lambda = strtod(l, &end)),
+            *end || !(prm->lambda >= 0) || !isfinite(prm->lambda)))
+    return cli_usage_error("solve", "--lambda: expected a number >= 0");
   if (gp && (sscanf(gp, "%lf", &prm->mip_gap) != 1 || !(prm->mip_gap >= 0)))
     return cli_usage_error("solve", "--mip-gap: expected a number >= 0");
   if (w && strcmp(w, "exact") == 0)
@@ -159,9 +164,12 @@ static int read_options(const cli_args *a, request *rq) {
   for (size_t i = 0; i < sizeof exact_only / sizeof *exact_only; i++)
     if (!rq->exact && cli_get(a, exact_only[i]))
       return cli_usage_error("solve",
-                             "--%s applies to --method ilp or "
-                             "exhaustive",
+                             "--%s applies to --method ilp (or exhaustive)",
                              exact_only[i]);
+  for (size_t i = 0; i < sizeof ilp_only / sizeof *ilp_only; i++)
+    if (strcmp(rq->method, "exhaustive") == 0 && cli_get(a, ilp_only[i]))
+      return cli_usage_error("solve", "--%s applies to --method ilp",
+                             ilp_only[i]);
   if (rq->exact && o)
     return cli_usage_error("solve", "--order applies to the heuristics");
   rq->peak_arg = cli_get(a, "peak-limit");
@@ -183,12 +191,13 @@ static int eager_metrics(const fp_graph *g, fp_metrics *m) {
 
 /* The ILP's live progress line (stderr is a terminal). */
 static void progress(const fp_ilp_progress *p, void *ctx) {
+  char gap[32] = "?";
   (void)ctx;
+  if (!isnan(p->gap))
+    snprintf(gap, sizeof gap, "%.2f%%", 100 * p->gap);
   fprintf(stderr,
-          "\r  %6.1f s  incumbent %.6g  bound %.6g  gap %s%.2f%%  "
-          "nodes %lld   ",
-          p->elapsed_s, p->incumbent, p->bound, isnan(p->gap) ? "?" : "",
-          isnan(p->gap) ? 0.0 : 100 * p->gap, (long long)p->nodes);
+          "\r  %6.1f s  incumbent %.6g  bound %.6g  gap %s  nodes %lld   ",
+          p->elapsed_s, p->incumbent, p->bound, gap, (long long)p->nodes);
   fflush(stderr);
 }
 
@@ -308,6 +317,11 @@ int cmd_solve(int argc, char **argv) {
   fp_status st = run_method(g, &rq, show, p, &m, &err);
   if (st == FP_EINFEASIBLE) {
     rc = infeasible(g, err.msg);
+    goto done;
+  }
+  if (st == FP_EIO) { /* writing the model failed: an output error */
+    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    rc = EXIT_INTERNAL;
     goto done;
   }
   if (st == FP_ELIMIT && rq.exact) { /* exhaustive on a big graph */

@@ -607,8 +607,9 @@ static void add_read_level(builder *B, int32_t b, int32_t j, uint64_t delta,
       rb_col(&B->rb, col, 1);
       if (writer)
         rb_x(&B->rb, M, p, t, 1);
-      add_row(B, 0, HUGE_VAL, make_name(nm, sizeof nm, "read", buf->name, t, q),
-              col);
+      snprintf(nm, sizeof nm, "read_%d_%d_%d_%d", (int)b, (int)j, (int)t,
+               (int)q); /* unique: LP readers reject repeated names */
+      add_row(B, 0, HUGE_VAL, nm, col);
     }
   }
 }
@@ -828,7 +829,7 @@ int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
   add_step_rows(&B);
   if (!add_class_rows(&B) || !add_cost_rows(&B))
     goto done;
-  if (prm->objective == FP_OBJECTIVE_PEAK && traffic_cap != FP_NO_LIMIT) {
+  if (traffic_cap != FP_NO_LIMIT) { /* a limit for every objective */
     B.rb.n = 0;
     for (int i = 1; i <= B.traffic.n; i++)
       rb_col(&B.rb, B.traffic.ind[i], B.traffic.val[i]);

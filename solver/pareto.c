@@ -30,14 +30,16 @@ static void mark_dominated(fp_pareto_point *pts, int32_t n) {
   }
 }
 
-/* The two ends: lowest peak, and lowest traffic with no peak limit. */
+/* The two ends: lowest peak (its plan kept in `low`: the warm start of
+ * the first point, which has exactly that limit), and lowest traffic with
+ * no peak limit. */
 static fp_status ends(const fp_graph *g, fp_ilp_params *p, solve_fn solve,
-                      fp_plan *plan, uint64_t *p0, uint64_t *p1,
+                      fp_plan *low, fp_plan *plan, uint64_t *p0, uint64_t *p1,
                       fp_error *err) {
   fp_metrics m;
   p->objective = FP_OBJECTIVE_PEAK;
   p->peak_limit = FP_NO_LIMIT;
-  fp_status st = solve(g, p, plan, &m, err);
+  fp_status st = solve(g, p, low, &m, err);
   if (st != FP_OK)
     return st;
   *p0 = m.peak_bytes;
@@ -61,7 +63,7 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
   p.time_limit_s = prm->time_limit_s / (npoints + 2);
   p.lp_out = p.mps_out = NULL;
   if (st == FP_OK)
-    st = ends(g, &p, solve, plan, &p0, &p1, err);
+    st = ends(g, &p, solve, prev, plan, &p0, &p1, err);
   p.objective = FP_OBJECTIVE_TRAFFIC;
   for (int32_t i = 0; st == FP_OK && i < npoints; i++) {
     fp_pareto_point *pt = &out[i];
@@ -69,7 +71,7 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
     if (i == npoints - 1)
       pt->peak_limit = p1;
     p.peak_limit = pt->peak_limit;
-    p.warm_start = i > 0 ? prev : NULL;
+    p.warm_start = prev; /* the lowest-peak plan, then the last point */
     st = solve(g, &p, plan, &pt->m, err);
     if (st != FP_OK)
       break;

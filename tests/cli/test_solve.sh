@@ -86,6 +86,13 @@ t_exit 0
 t_err_empty
 t_true 'LP file names the objective' grep -q '^Minimize' "$T/m.lp"
 t_true 'MPS file has ROWS' grep -q '^ROWS' "$T/m.mps"
+# An LP reader must accept the exported model (row names unique): glpsol,
+# from glpk-utils, checks it without solving.
+if command -v glpsol >/dev/null 2>&1; then
+  t_case 'glpsol reads the exported model'
+  t_run glpsol --lp "$T/m.lp" --check
+  t_exit 0
+fi
 t_case 'ilp prints no progress in a pipe'
 t_run "$FUSEPLAN" solve "$G" --method ilp --json
 t_exit 0

@@ -176,14 +176,21 @@ START_TEST(glpk_error_recovered) {
 }
 END_TEST
 
+/* Hard instances under a 2 s limit: an exact model whose root LP cannot
+ * finish, and windowed models where branch-and-bound runs (branching
+ * start-up once overran limits 3-6x). */
 START_TEST(time_limit_held) {
-  /* An exact model of 70 nodes is far too big to close in 2 s. */
-  fp_graph *g = generated(FP_GEN_RANDOM, 70, 11);
+  static const struct {
+    int family, size, window;
+  } cases[] = {{FP_GEN_RANDOM, 70, FP_ILP_WINDOW_EXACT},
+               {FP_GEN_RANDOM, 70, FP_ILP_WINDOW_AUTO},
+               {FP_GEN_TRANSFORMER, 100, FP_ILP_WINDOW_AUTO}};
+  fp_graph *g = generated(cases[_i].family, cases[_i].size, 11);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
   fp_ilp_params_init(&prm);
-  prm.window = FP_ILP_WINDOW_EXACT;
+  prm.window = cases[_i].window;
   prm.time_limit_s = 2;
   double t0 = now_s();
   ck_assert_int_eq(ilp(g, &prm, p, &m, NULL), FP_OK);
@@ -191,8 +198,59 @@ START_TEST(time_limit_held) {
   /* +10%, and more under sanitizers (CK_TIMEOUT_MULTIPLIER > 1). */
   const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
   double slack = mult ? atof(mult) : 1.0;
-  ck_assert_msg(dt <= 2.2 * slack, "took %.2f s", dt);
+  ck_assert_msg(dt <= 2.2 * slack, "case %d took %.2f s", _i, dt);
   fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A traffic limit binds every objective: weighted with a cap between the
+ * least traffic and the eager traffic, against exhaustive search. */
+START_TEST(traffic_limit_any_objective) {
+  tu_rng r = {(uint64_t)_i * 97 + 5};
+  fp_graph *g = tu_random_graph(&r, 4, 8);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics least, mi, me;
+  fp_ilp_params_init(&prm);
+  prm.window = FP_ILP_WINDOW_EXACT;
+  prm.peak_limit = FP_NO_LIMIT;
+  prm.time_limit_s = 60;
+  ck_assert_int_eq(fp_exhaustive(g, &prm, p, &least, NULL), FP_OK);
+  fp_plan_make_eager(p, g, NULL);
+  fp_metrics eager = tu_eval(g, p);
+  prm.objective = FP_OBJECTIVE_WEIGHTED;
+  prm.lambda = 10;
+  prm.traffic_limit =
+      least.traffic_bytes + (eager.traffic_bytes - least.traffic_bytes) / 3;
+  fp_status se = fp_exhaustive(g, &prm, p, &me, NULL);
+  fp_status si = ilp(g, &prm, p, &mi, NULL);
+  ck_assert_int_eq(se, FP_OK);
+  ck_assert_int_eq(si, FP_OK);
+  ck_assert_uint_le(mi.traffic_bytes, prm.traffic_limit);
+  ck_assert(fp_objective_value(&prm, &mi) == fp_objective_value(&prm, &me));
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* The front on a tight budget: every point meets its limit, the first
+ * has the lowest peak, traffic never rises along the sweep. */
+START_TEST(pareto_short_budget) {
+  fp_graph *g = generated(FP_GEN_RANDOM, 12, 5);
+  fp_ilp_params prm;
+  fp_pareto_point pts[5];
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 1;
+  ck_assert_msg(fp_pareto(g, &prm, 5, 0, pts, &err) == FP_OK, "%s", err.msg);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_uint_le(pts[i].m.peak_bytes, pts[i].peak_limit);
+    if (i > 0) {
+      ck_assert_uint_le(pts[i].m.traffic_bytes, pts[i - 1].m.traffic_bytes);
+      ck_assert_uint_ge(pts[i].peak_limit, pts[i - 1].peak_limit);
+    }
+  }
   fp_graph_destroy(g);
 }
 END_TEST
@@ -247,7 +305,9 @@ static Suite *ilp_suite(void) {
   tcase_add_loop_test(op, never_worse_than_warm_start_and_fallback, 0, 6);
   tcase_add_test(op, infeasible_limit);
   tcase_add_test(op, glpk_error_recovered);
-  tcase_add_test(op, time_limit_held);
+  tcase_add_loop_test(op, time_limit_held, 0, 3);
+  tcase_add_loop_test(op, traffic_limit_any_objective, 0, 20);
+  tcase_add_test(op, pareto_short_budget);
   tcase_add_test(op, model_export);
   suite_add_tcase(s, op);
   return s;
