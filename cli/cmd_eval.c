@@ -271,6 +271,9 @@ done:
   return rc;
 }
 
+/* Width of the plan column: the longest label, at least 32. */
+static int label_width = 32;
+
 /* One row of the compare table; `m` is NULL for an illegal plan. */
 static void compare_row(const char *label, const char *method,
                         const fp_metrics *m, const fp_metrics *e,
@@ -293,11 +296,11 @@ static void compare_row(const char *label, const char *method,
     return;
   }
   if (!m) {
-    printf("%-32s %-14.14s ILLEGAL: %s\n", label, method, problem);
+    printf("%-*s %-14.14s ILLEGAL: %s\n", label_width, label, method, problem);
     return;
   }
-  printf("%-32s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label, method,
-         (int)m->kernels, (unsigned long long)m->traffic_bytes,
+  printf("%-*s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label_width, label,
+         method, (int)m->kernels, (unsigned long long)m->traffic_bytes,
          ratio(m->traffic_bytes, e->traffic_bytes),
          (unsigned long long)m->peak_bytes,
          ratio(m->peak_bytes, e->peak_bytes));
@@ -318,11 +321,14 @@ int cmd_compare(int argc, char **argv) {
   int rc = cli_load_graph(a.pos[0], &g), illegal = 0;
   if (rc || (rc = eval_eager(g, &e)))
     goto done;
+  for (int i = 1; i < a.n_pos; i++) /* labels are printed in full */
+    if ((int)strlen(a.pos[i]) > label_width)
+      label_width = (int)strlen(a.pos[i]);
   if (json)
     printf("[");
   else
-    printf("%-32s %-14s %8s %18s %8s %18s %8s\n", "plan", "method", "kernels",
-           "traffic_bytes", "x eager", "peak_bytes", "x eager");
+    printf("%-*s %-14s %8s %18s %8s %18s %8s\n", label_width, "plan", "method",
+           "kernels", "traffic_bytes", "x eager", "peak_bytes", "x eager");
   compare_row("(eager)", "eager", &e, &e, NULL, json, true);
   for (int i = 1; i < a.n_pos && !rc; i++) {
     fp_plan *p = NULL;
