@@ -146,3 +146,21 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
   ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
   return g;
 }
+
+fp_graph *tu_chain_graph(int n, uint64_t bytes) {
+  fp_graph *g = fp_graph_create("chain");
+  int32_t prev = fp_graph_add_buffer(g, "x", bytes, true, false, NULL);
+  for (int i = 0; i < n; i++) {
+    char bn[16], nn[16];
+    snprintf(bn, sizeof bn, "b%d", i);
+    snprintf(nn, sizeof nn, "n%d", i);
+    int32_t w = fp_graph_add_buffer(g, bn, bytes, false, false, NULL);
+    fp_read r = {prev, FP_INDEX_AUTO, FP_READ_WHOLE};
+    fp_node_spec s = {nn, FP_KIND_POINTWISE, bytes / 4, 1, 1, 1, &r, &w, NULL};
+    ck_assert_int_eq(fp_graph_add_node(g, &s, NULL), i);
+    prev = w;
+  }
+  fp_graph_add_output(g, prev, NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  return g;
+}

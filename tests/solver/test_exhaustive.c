@@ -367,27 +367,8 @@ START_TEST(infeasible_limits) {
 }
 END_TEST
 
-/* A chain of n pointwise nodes built through the builder API. */
-static fp_graph *chain_graph(int n) {
-  fp_graph *g = fp_graph_create("chain");
-  int32_t prev = fp_graph_add_buffer(g, "x", 64, true, false, NULL);
-  for (int i = 0; i < n; i++) {
-    char bn[16], nn[16];
-    snprintf(bn, sizeof bn, "b%d", i);
-    snprintf(nn, sizeof nn, "n%d", i);
-    int32_t w = fp_graph_add_buffer(g, bn, 64, false, false, NULL);
-    fp_read r = {prev, FP_INDEX_AUTO, FP_READ_WHOLE};
-    fp_node_spec s = {nn, FP_KIND_POINTWISE, 16, 1, 1, 1, &r, &w, NULL};
-    ck_assert_int_eq(fp_graph_add_node(g, &s, NULL), i);
-    prev = w;
-  }
-  fp_graph_add_output(g, prev, NULL);
-  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
-  return g;
-}
-
 START_TEST(size_limit_and_arguments) {
-  fp_graph *g = chain_graph(FP_EXHAUSTIVE_MAX_NODES + 1);
+  fp_graph *g = tu_chain_graph(FP_EXHAUSTIVE_MAX_NODES + 1, 64);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   fp_plan *p = fp_plan_create();
@@ -396,7 +377,7 @@ START_TEST(size_limit_and_arguments) {
   ck_assert_ptr_nonnull(strstr(err.msg, "11 nodes"));
   fp_graph_destroy(g);
   /* the largest size is accepted: a chain of 10 fuses into one kernel */
-  g = chain_graph(FP_EXHAUSTIVE_MAX_NODES);
+  g = tu_chain_graph(FP_EXHAUSTIVE_MAX_NODES, 64);
   expect_opt(g, &prm, 128, 128, 1);
   prm.lambda = -1;
   ck_assert_int_eq(fp_exhaustive(g, &prm, p, NULL, &err), FP_EARG);
