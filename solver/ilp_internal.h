@@ -41,6 +41,8 @@ typedef struct ilp_model {
   int cap_rows;
   bool infeasible; /* a constant row is violated: no plan fits */
   char *names;     /* sanitized node names for row/column names */
+  uint64_t *reach; /* descendant bitsets (n x words), or NULL */
+  size_t words;
 } ilp_model;
 
 /* Builds the model: windows (exact from the graph, narrowed around

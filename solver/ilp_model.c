@@ -241,12 +241,31 @@ static int compute_windows(ilp_model *M, const fp_plan *warm) {
   for (int32_t v = 0; v < n; v++)
     M->T = M->hi[v] + 1 > M->T ? M->hi[v] + 1 : M->T;
   rc = 0;
+  M->reach = c.reach; /* kept: ilp_dominated uses it */
+  M->words = c.words;
+  c.reach = NULL;
 done:
   free(stamp);
   free(c.din);
   free(c.dout);
   free(c.reach);
   return rc;
+}
+
+/* Whether reader c of buffer b is dominated: another reader of b runs
+ * after it in every plan (a descendant), so c's materialize and live rows
+ * are implied by that reader's and need not be added. */
+static bool dominated_reader(const ilp_model *M, const fp_buffer *b,
+                             int32_t c) {
+  if (!M->reach)
+    return false;
+  const uint64_t *rc = M->reach + (size_t)c * M->words;
+  for (int32_t i = 0; i < b->n_readers; i++) {
+    int32_t d = b->readers[i];
+    if (d != c && (rc[d / 64] >> (d % 64) & 1))
+      return true;
+  }
+  return false;
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -537,6 +556,8 @@ static void add_materialize(builder *B, int32_t b) {
   int32_t p = buf->writer;
   for (int32_t i = 0; i < buf->n_readers; i++) {
     int32_t c = buf->readers[i];
+    if (dominated_reader(M, buf, c))
+      continue;
     for (int32_t t = M->lo[p]; t < M->hi[c]; t++) {
       rb_col(&B->rb, M->mcol[b], 1);
       rb_y(&B->rb, M, p, t, -1);
@@ -671,6 +692,8 @@ static void add_live(builder *B, int32_t b) {
     int col = B->lbase[b] + (t - t0);
     for (int32_t i = 0; i < buf->n_readers; i++) {
       int32_t c = buf->readers[i];
+      if (dominated_reader(M, buf, c))
+        continue;
       double lo = buf->input ? 1 : M->mfix[b] == 1 ? 0 : -1;
       rb_col(&B->rb, col, 1);
       rb_y(&B->rb, M, c, t - 1, 1);
@@ -861,6 +884,7 @@ void ilp_free(ilp_model *M) {
   free(M->mfix);
   free(M->row_target);
   free(M->names);
+  free(M->reach);
   memset(M, 0, sizeof *M);
 }
 
