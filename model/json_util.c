@@ -169,6 +169,40 @@ static bool is_ws(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+#define MAX_DEPTH 1000 /* as cJSON's compiled-in CJSON_NESTING_LIMIT */
+
+/* skip_value's answer for values nested deeper than MAX_DEPTH. */
+#define TOO_DEEP (SIZE_MAX - 1)
+
+/* FP_EINPUT for a document nested deeper than cJSON accepts. */
+static fp_status too_deep(const char *source, fp_error *err) {
+  return fp_error_set(err, FP_EINPUT,
+                      "%s: malformed JSON: nested deeper than %d levels",
+                      source, MAX_DEPTH);
+}
+
+/* Bracket depth at offset `off` of d (strings skipped): tells a nesting
+ * limit apart from other syntax errors. */
+static int nesting_at(const char *d, size_t off) {
+  int depth = 0;
+  bool in_str = false;
+  for (size_t i = 0; i < off; i++) {
+    if (in_str) {
+      if (d[i] == '\\')
+        i++;
+      else if (d[i] == '"')
+        in_str = false;
+    } else if (d[i] == '"') {
+      in_str = true;
+    } else if (d[i] == '[' || d[i] == '{') {
+      depth++;
+    } else if (d[i] == ']' || d[i] == '}') {
+      depth--;
+    }
+  }
+  return depth;
+}
+
 fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
                            const char *source, fp_json_doc *doc,
                            fp_error *err) {
@@ -204,12 +238,13 @@ fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
                           source, line, col);
     }
   }
-  if (!root)
-    return syntax_error(whole,
-                        base + (end && end >= data && end <= data + len
-                                    ? (size_t)(end - data)
-                                    : len),
-                        source, err);
+  if (!root) {
+    size_t off =
+        end && end >= data && end <= data + len ? (size_t)(end - data) : len;
+    if (nesting_at(data, off) >= MAX_DEPTH) /* cJSON's CJSON_NESTING_LIMIT */
+      return too_deep(source, err);
+    return syntax_error(whole, base + off, source, err);
+  }
   doc->root = root;
   return FP_OK;
 }
@@ -222,8 +257,6 @@ fp_status fp_json_parse(const char *data, size_t len, const char *source,
 }
 
 /* ---- the top-level scanner ---------------------------------------------- */
-
-#define MAX_DEPTH 1000 /* as cJSON's compiled-in CJSON_NESTING_LIMIT */
 
 static size_t skip_ws(const char *d, size_t i, size_t end) {
   while (i < end && is_ws(d[i]))
@@ -242,9 +275,9 @@ static size_t skip_string(const char *d, size_t i, size_t end) {
   return SIZE_MAX;
 }
 
-/* Index after the value starting at d[i] (no leading blanks), or SIZE_MAX
- * when it is cut short or nests deeper than MAX_DEPTH.  Balances brackets
- * and skips strings; the value's own syntax is left to cJSON. */
+/* Index after the value starting at d[i] (no leading blanks), SIZE_MAX
+ * when it is cut short, TOO_DEEP when it nests deeper than MAX_DEPTH.  Balances
+ * brackets and skips strings; the value's own syntax is left to cJSON. */
 static size_t skip_value(const char *d, size_t i, size_t end, int depth) {
   if (i >= end)
     return SIZE_MAX;
@@ -264,7 +297,7 @@ static size_t skip_value(const char *d, size_t i, size_t end, int depth) {
       i--;
     } else if (c == '{' || c == '[') {
       if (++level + depth > MAX_DEPTH)
-        return SIZE_MAX;
+        return TOO_DEEP;
     } else if ((c == '}' || c == ']') && --level == 0) {
       return i + 1;
     }
@@ -298,6 +331,10 @@ static int walk_members(const char *d, size_t len, const char *source,
       goto bad;
     i = skip_ws(d, i + 1, len);
     size_t v = i, vend = skip_value(d, i, len, 1);
+    if (vend == TOO_DEEP) {
+      too_deep(source, err);
+      return -1;
+    }
     if (vend == SIZE_MAX || vend == v)
       goto bad;
     if (visit) {
@@ -437,6 +474,10 @@ int fp_json_iter_next(fp_json_iter *it, const char *source, fp_json_span *elem,
     return 0;
   }
   size_t j = skip_value(d, i, it->end, 2);
+  if (j == TOO_DEEP) {
+    too_deep(source, err);
+    return -1;
+  }
   if (j == SIZE_MAX || j == i)
     goto bad;
   *elem = (fp_json_span){i, j - i};
