@@ -164,3 +164,17 @@ fp_graph *tu_chain_graph(int n, uint64_t bytes) {
   ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
   return g;
 }
+
+const char tu_chain3_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";

@@ -49,4 +49,8 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
  * nodes over bytes / 4 floats, every buffer `bytes` long. */
 fp_graph *tu_chain_graph(int n, uint64_t bytes);
 
+/* x -> a -> t1 -> b -> t2 -> c -> y: three pointwise nodes over 250
+ * floats, every buffer 1000 bytes (inline JSON for tu_graph). */
+extern const char tu_chain3_json[];
+
 #endif /* FP_TESTUTIL_H */

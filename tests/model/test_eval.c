@@ -9,21 +9,6 @@
 
 #include "tests/testutil.h"
 
-/* x -> a -> t1 -> b -> t2 -> c -> y, all pointwise over 250 floats. */
-static const char chain_json[] =
-    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
-    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
-    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
-    "  {'name': 'y', 'bytes': 1000}],"
-    " 'nodes': ["
-    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
-    "   'writes': ['t1']},"
-    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
-    "   'writes': ['t2']},"
-    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
-    "   'writes': ['y']}],"
-    " 'outputs': ['y']}";
-
 static void expect(const fp_graph *g, const char *plan, uint64_t traffic,
                    uint64_t peak) {
   fp_plan *p = tu_plan(g, plan);
@@ -38,7 +23,7 @@ static void expect(const fp_graph *g, const char *plan, uint64_t traffic,
 }
 
 START_TEST(vertical_fusion) {
-  fp_graph *g = tu_graph(chain_json);
+  fp_graph *g = tu_graph(tu_chain3_json);
   /* eager: each node reads 1000 and writes 1000; live x+t1, x+t1+t2,
    * x+t2+y. */
   expect(g, "a | b | c", 6000, 3000);
@@ -259,7 +244,7 @@ START_TEST(legality_rules) {
 END_TEST
 
 START_TEST(out_of_range_index) {
-  fp_graph *g = tu_graph(chain_json);
+  fp_graph *g = tu_graph(tu_chain3_json);
   fp_plan *p = fp_plan_create();
   int32_t bad[2] = {0, 7};
   ck_assert_int_eq(fp_plan_add_group(p, bad, 2, NULL), FP_OK);

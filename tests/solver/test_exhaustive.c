@@ -218,23 +218,8 @@ static void expect_infeasible(const fp_graph *g, const fp_ilp_params *prm,
   fp_plan_destroy(p);
 }
 
-/* x -> a -> t1 -> b -> t2 -> c -> y, pointwise over 250 floats. */
-static const char chain_json[] =
-    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
-    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true},"
-    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
-    "  {'name': 'y', 'bytes': 1000}],"
-    " 'nodes': ["
-    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
-    "   'writes': ['t1']},"
-    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
-    "   'writes': ['t2']},"
-    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
-    "   'writes': ['y']}],"
-    " 'outputs': ['y']}";
-
 START_TEST(chain_fuses_into_one_kernel) {
-  fp_graph *g = tu_graph(chain_json);
+  fp_graph *g = tu_graph(tu_chain3_json);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   /* one kernel: read x (1000), write y (1000); live x + y = 2000, below
@@ -627,7 +612,7 @@ START_TEST(counts_and_small_optima) {
   brute_free(&B);
   fp_graph_destroy(g);
   /* a chain of 3: abc, ab|c, a|bc, a|b|c */
-  g = tu_graph(chain_json);
+  g = tu_graph(tu_chain3_json);
   ck_assert_int_eq(count_plans(g, 0), 4);
   fp_graph_destroy(g);
   /* branches: 4! orders limited by p_i before c_i = 6, plus p1 p2 fused
