@@ -7,6 +7,7 @@
  * only.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,12 @@ static const char solve_help[] =
     "\n"
     "Makes a fusion + execution-order plan for GRAPH, verifies it, and\n"
     "writes it to PLAN (and/or stdout with --json).\n"
-    "  --method M       greedy-peak (default): greedy fusion that refuses any\n"
+    "  --method M       auto (default): the exact ILP for graphs of at most\n"
+    "                     40 nodes; else the best heuristic plan, improved\n"
+    "                     window by window with small exact ILPs until the\n"
+    "                     time limit or no window improves; reports a lower\n"
+    "                     bound and gap.  Ctrl-C returns the best plan so far\n"
+    "                   greedy-peak: greedy fusion that refuses any\n"
     "                     fusion raising the peak above the limit\n"
     "                   ilp: the GLPK integer program, warm-started from the\n"
     "                     best heuristic, under --time-limit; never worse\n"
@@ -42,10 +48,15 @@ static const char solve_help[] =
     "                   ilp and exhaustive plan under it (default eager); the\n"
     "                   other methods only check it, and only when given.\n"
     "                   Exit 1 when no plan meets it.\n"
-    "  --objective O    ilp/exhaustive: traffic (default) | peak | weighted\n"
-    "  --traffic-limit B  ilp/exhaustive with --objective peak: traffic cap\n"
+    "  --objective O    auto/ilp/exhaustive: traffic (default) | peak |\n"
+    "                   weighted\n"
+    "  --traffic-limit B  auto/ilp/exhaustive: traffic cap\n"
     "  --lambda L       --objective weighted: minimize traffic + L * peak\n"
-    "  --time-limit S   ilp: wall-clock seconds for the whole solve (10)\n"
+    "  --time-limit S   auto/ilp: wall-clock seconds for the whole solve (10)\n"
+    "  --jobs N         auto: windows solved in parallel (default 1)\n"
+    "  --seed S         auto: window placement (default 1); the same seed\n"
+    "                   with --jobs 1 gives the same plan when no window is\n"
+    "                   cut short by the clock\n"
     "  --window W       ilp: keep each node within W steps of its warm-start\n"
     "                   step (faster, optimal only near it); 'exact' for no\n"
     "                   window; default: exact up to 40 nodes, else 4\n"
@@ -59,7 +70,7 @@ static const char solve_help[] =
 /* What the command line asks for. */
 typedef struct request {
   const char *method;
-  bool exact; /* ilp or exhaustive */
+  bool exact; /* auto, ilp or exhaustive */
   fp_fusion_params fus;
   fp_ilp_params ilp;
   const char *peak_arg;
@@ -92,12 +103,25 @@ static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
 }
 
 /* The options that only the exact methods take. */
-static const char *const exact_only[] = {"objective", "traffic-limit", "lambda",
-                                         "window",    "mip-gap",       "lp-out",
-                                         "mps-out",   "time-limit"};
-/* ... and those only the ILP takes (enumeration has no model or clock). */
+static const char *const exact_only[] = {
+    "objective", "traffic-limit", "lambda",     "window", "mip-gap",
+    "lp-out",    "mps-out",       "time-limit", "jobs",   "seed"};
+/* ... those only the ILP and auto take (enumeration has no clock) ... */
 static const char *const ilp_only[] = {"window", "mip-gap", "lp-out", "mps-out",
                                        "time-limit"};
+/* ... and those only auto takes (or that only the ILP takes). */
+static const char *const auto_only[] = {"jobs", "seed"};
+static const char *const not_auto[] = {"window", "mip-gap", "lp-out",
+                                       "mps-out"};
+
+/* 0, or a usage error when an option in `names` is given. */
+static int reject(const cli_args *a, const char *const *names, size_t count,
+                  const char *what) {
+  for (size_t i = 0; i < count; i++)
+    if (cli_get(a, names[i]))
+      return cli_usage_error("solve", "--%s applies to %s", names[i], what);
+  return 0;
+}
 
 /* Fills the ILP parameters from the options; 0 or a usage error. */
 static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
@@ -131,6 +155,15 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
     prm->window = (int32_t)v;
   prm->lp_out = cli_get(a, "lp-out");
   prm->mps_out = cli_get(a, "mps-out");
+  const char *j = cli_get(a, "jobs"), *sd = cli_get(a, "seed");
+  if (j && cli_parse_uint(j, FP_AUTO_MAX_JOBS, &v) != 0)
+    return cli_usage_error("solve", "--jobs: expected 1..%d", FP_AUTO_MAX_JOBS);
+  if (j && v < 1)
+    return cli_usage_error("solve", "--jobs: expected 1..%d", FP_AUTO_MAX_JOBS);
+  if (j)
+    prm->jobs = (int32_t)v;
+  if (sd && cli_parse_uint(sd, UINT64_MAX, &prm->seed) != 0)
+    return cli_usage_error("solve", "--seed: expected an integer >= 0");
   return 0;
 }
 
@@ -140,14 +173,15 @@ static int read_options(const cli_args *a, request *rq) {
   uint64_t kv = 0;
   if (a->n_pos != 1)
     return cli_usage_error("solve", "expected one GRAPH file");
-  rq->method = cli_get(a, "method") ? cli_get(a, "method") : "greedy-peak";
-  rq->exact =
-      strcmp(rq->method, "ilp") == 0 || strcmp(rq->method, "exhaustive") == 0;
+  rq->method = cli_get(a, "method") ? cli_get(a, "method") : "auto";
+  rq->exact = strcmp(rq->method, "ilp") == 0 ||
+              strcmp(rq->method, "exhaustive") == 0 ||
+              strcmp(rq->method, "auto") == 0;
   int mi = rq->exact ? FP_METHOD_GREEDY_PEAK : fp_method_parse(rq->method);
   if (mi < 0)
     return cli_usage_error("solve",
-                           "unknown method '%s' (eager, greedy, greedy-lowmem, "
-                           "greedy-peak, ilp, exhaustive)",
+                           "unknown method '%s' (auto, eager, greedy, "
+                           "greedy-lowmem, greedy-peak, ilp, exhaustive)",
                            rq->method);
   fp_fusion_params_init(&rq->fus, (fp_method)mi);
   fp_ilp_params_init(&rq->ilp);
@@ -161,15 +195,23 @@ static int read_options(const cli_args *a, request *rq) {
   /* Only tightening is allowed: the plan file does not record K, and
    * verify/eval hold plans to the graph's own max_fusion_size. */
   rq->fus.max_fusion_size = rq->ilp.max_fusion_size = (int32_t)kv;
-  for (size_t i = 0; i < sizeof exact_only / sizeof *exact_only; i++)
-    if (!rq->exact && cli_get(a, exact_only[i]))
-      return cli_usage_error("solve",
-                             "--%s applies to --method ilp (or exhaustive)",
-                             exact_only[i]);
-  for (size_t i = 0; i < sizeof ilp_only / sizeof *ilp_only; i++)
-    if (strcmp(rq->method, "exhaustive") == 0 && cli_get(a, ilp_only[i]))
-      return cli_usage_error("solve", "--%s applies to --method ilp",
-                             ilp_only[i]);
+  bool is_auto = strcmp(rq->method, "auto") == 0;
+  bool is_ilp = strcmp(rq->method, "ilp") == 0;
+  int rc = 0;
+  if (!rq->exact)
+    rc = reject(a, exact_only, sizeof exact_only / sizeof *exact_only,
+                "--method auto, ilp or exhaustive");
+  if (!rc && !is_auto && !is_ilp)
+    rc = reject(a, ilp_only, sizeof ilp_only / sizeof *ilp_only,
+                "--method auto or ilp");
+  if (!rc && !is_auto)
+    rc = reject(a, auto_only, sizeof auto_only / sizeof *auto_only,
+                "--method auto");
+  if (!rc && is_auto)
+    rc =
+        reject(a, not_auto, sizeof not_auto / sizeof *not_auto, "--method ilp");
+  if (rc)
+    return rc;
   if (rq->exact && o)
     return cli_usage_error("solve", "--order applies to the heuristics");
   rq->peak_arg = cli_get(a, "peak-limit");
@@ -189,16 +231,30 @@ static int eager_metrics(const fp_graph *g, fp_metrics *m) {
   return st == FP_OK ? 0 : cli_fail(&err);
 }
 
-/* The ILP's live progress line (stderr is a terminal). */
+/* The live progress line of the ILP and auto (stderr is a terminal). */
 static void progress(const fp_ilp_progress *p, void *ctx) {
-  char gap[32] = "?";
+  char gap[32] = "?", b1[64], b2[64];
   (void)ctx;
   if (!isnan(p->gap))
     snprintf(gap, sizeof gap, "%.2f%%", 100 * p->gap);
-  fprintf(stderr,
-          "\r  %6.1f s  incumbent %.6g  bound %.6g  gap %s  nodes %lld   ",
-          p->elapsed_s, p->incumbent, p->bound, gap, (long long)p->nodes);
+  if (p->traffic_bytes || p->peak_bytes) /* auto */
+    fprintf(stderr, "\r  %6.1f s  traffic %s  peak %s  gap %s  windows %lld   ",
+            p->elapsed_s, cli_bytes(p->traffic_bytes, b1, sizeof b1),
+            cli_bytes(p->peak_bytes, b2, sizeof b2), gap, (long long)p->nodes);
+  else
+    fprintf(stderr,
+            "\r  %6.1f s  incumbent %.6g  bound %.6g  gap %s  nodes %lld   ",
+            p->elapsed_s, p->incumbent, p->bound, gap, (long long)p->nodes);
   fflush(stderr);
+}
+
+/* Set by SIGINT / SIGTERM: the solver stops and its best plan is
+ * written. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
 }
 
 /* One line on stderr; `limit` is printed only when it was enforced
@@ -215,7 +271,8 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
   if (limit != UINT64_MAX)
     fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
   fprintf(stderr, ", %.3f s", si->time_s);
-  if (!isnan(si->gap) && strcmp(si->method, "ilp") == 0)
+  if (!isnan(si->gap) &&
+      (strcmp(si->method, "ilp") == 0 || strcmp(si->method, "auto") == 0))
     fprintf(stderr, ", gap %.3f%%", 100 * si->gap);
   fprintf(stderr, "%s%s\n", out ? ", written to " : "", out ? out : "");
 }
@@ -265,7 +322,18 @@ static fp_status run_method(const fp_graph *g, request *rq, bool show,
     return fp_exhaustive(g, &rq->ilp, p, m, err);
   if (show)
     rq->ilp.progress = progress;
-  fp_status st = fp_ilp_solve(g, &rq->ilp, p, m, err);
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  rq->ilp.cancel = &interrupted;
+  fp_status st = strcmp(rq->method, "auto") == 0
+                     ? fp_auto_solve(g, &rq->ilp, p, m, err)
+                     : fp_ilp_solve(g, &rq->ilp, p, m, err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   if (show)
     fputc('\n', stderr);
   return st;
@@ -280,7 +348,8 @@ int cmd_solve(int argc, char **argv) {
       {"traffic-limit", 0, true, NULL}, {"lambda", 0, true, NULL},
       {"time-limit", 0, true, NULL},    {"window", 0, true, NULL},
       {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
-      {"mps-out", 0, true, NULL}};
+      {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
+      {"seed", 0, true, NULL}};
   cli_args a = {opts, sizeof opts / sizeof *opts, {0}, 0, false, {0}};
   request rq;
   if (cli_parse(&a, argc, argv) != 0)

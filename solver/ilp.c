@@ -19,8 +19,9 @@
 
 #include "heuristics/heuristics.h"
 #include "solver/ilp_internal.h"
+#include "solver/solver_internal.h"
 
-static double now_s(void) {
+double solver_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -46,40 +47,49 @@ typedef struct run {
 
 /* ---- warm start -------------------------------------------------------- */
 
-/* Evaluates candidate p; keeps it as the warm start when it meets the
- * limits and beats the current one. */
-static void offer(run *R, fp_plan *p) {
+/* Evaluates candidate p; keeps it in *best when it meets the limits and
+ * beats what *best holds. */
+static void offer(const fp_graph *g, const fp_ilp_params *prm,
+                  uint64_t eager_peak, fp_plan *p, fp_plan **best,
+                  fp_metrics *best_m) {
   fp_metrics m;
-  if (fp_plan_eval_k(R->g, p, R->prm->max_fusion_size, &m, NULL, NULL) !=
-          FP_OK ||
-      !fp_meets_limits(R->prm, &m, R->eager_peak))
+  if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK ||
+      !fp_meets_limits(prm, &m, eager_peak))
     return;
-  if (R->warm &&
-      fp_objective_value(R->prm, &m) >= fp_objective_value(R->prm, &R->warm_m))
+  if (*best && fp_objective_value(prm, &m) >= fp_objective_value(prm, best_m))
     return;
-  if (!R->warm && !(R->warm = fp_plan_create()))
+  if (!*best && !(*best = fp_plan_create()))
     return;
-  if (fp_plan_copy(R->warm, p, NULL) == FP_OK)
-    R->warm_m = m;
+  if (fp_plan_copy(*best, p, NULL) == FP_OK)
+    *best_m = m;
 }
 
-/* The heuristics (every method, best order) and the caller's plan. */
-static fp_status pick_warm_start(run *R, fp_error *err) {
-  fp_plan *p = fp_plan_create();
+fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t eager_peak, uint64_t peak_cap,
+                               fp_metrics *m) {
+  fp_plan *p = fp_plan_create(), *best = NULL;
   if (!p)
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
-  if (R->prm->warm_start && fp_plan_copy(p, R->prm->warm_start, NULL) == FP_OK)
-    offer(R, p);
+    return NULL;
+  if (prm->warm_start && fp_plan_copy(p, prm->warm_start, NULL) == FP_OK)
+    offer(g, prm, eager_peak, p, &best, m);
   for (int k = 0; k < FP_METHOD_COUNT_; k++) {
     fp_fusion_params fp;
     fp_fusion_params_init(&fp, (fp_method)k);
     fp.order = FP_ORDER_BEST;
-    fp.max_fusion_size = R->prm->max_fusion_size;
-    fp.peak_limit = R->peak_cap == FP_NO_LIMIT ? 0 : R->peak_cap;
-    if (fp_fuse(R->g, &fp, p, NULL) == FP_OK)
-      offer(R, p);
+    fp.max_fusion_size = prm->max_fusion_size;
+    fp.peak_limit = peak_cap == FP_NO_LIMIT ? 0 : peak_cap;
+    if (fp_fuse(g, &fp, p, NULL) == FP_OK)
+      offer(g, prm, eager_peak, p, &best, m);
   }
   fp_plan_destroy(p);
+  return best;
+}
+
+/* The heuristics (every method, best order) and the caller's plan. */
+static fp_status pick_warm_start(run *R, fp_error *err) {
+  (void)err;
+  R->warm = solver_best_heuristic(R->g, R->prm, R->eager_peak, R->peak_cap,
+                                  &R->warm_m);
   return FP_OK;
 }
 
@@ -88,11 +98,11 @@ static fp_status pick_warm_start(run *R, fp_error *err) {
 static void report(run *R, glp_tree *T) {
   if (!R->prm->progress)
     return;
-  double now = now_s();
+  double now = solver_now();
   if (T && now - R->last_report < 0.2)
     return;
   R->last_report = now;
-  fp_ilp_progress pr = {now - R->t0, NAN, NAN, NAN, R->nodes};
+  fp_ilp_progress pr = {now - R->t0, NAN, NAN, NAN, R->nodes, 0, 0};
   glp_prob *lp = T ? glp_ios_get_prob(T) : NULL;
   if (lp && glp_mip_status(lp) == GLP_FEAS)
     pr.incumbent = glp_mip_obj_val(lp) * R->M->scale;
@@ -109,7 +119,8 @@ static void report(run *R, glp_tree *T) {
 static void callback(glp_tree *T, void *info) {
   run *R = info;
   int a, n, t;
-  if (now_s() > R->deadline) {
+  if (solver_now() > R->deadline || (R->prm->cancel && *R->prm->cancel) ||
+      (R->prm->node_limit > 0 && R->nodes >= R->prm->node_limit)) {
     glp_ios_terminate(T);
     return;
   }
@@ -142,7 +153,7 @@ static void callback(glp_tree *T, void *info) {
 /* Milliseconds left, less a 5% reserve for what follows GLPK (reading
  * the solution, evaluating, choosing): the limit is for the whole solve. */
 static int remaining_ms(const run *R) {
-  double left = R->deadline - now_s() - 0.05 * R->prm->time_limit_s;
+  double left = R->deadline - solver_now() - 0.05 * R->prm->time_limit_s;
   return left <= 0.001 ? 1 : (int)(left * 1000);
 }
 
@@ -263,7 +274,7 @@ static void record(run *R, fp_plan *out, const fp_metrics *m,
   si->bound = strcmp(status, "optimal") == 0 ? si->objective : global_bound(R);
   si->bound = si->bound > si->objective ? si->objective : si->bound;
   si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
-  si->time_s = now_s() - R->t0;
+  si->time_s = solver_now() - R->t0;
   si->nodes = R->nodes;
   si->rows = R->M && R->M->lp ? glp_get_num_rows(R->M->lp) : -1;
   si->cols = R->M && R->M->lp ? glp_get_num_cols(R->M->lp) : -1;
@@ -312,29 +323,39 @@ static uint64_t known_min_peak(const fp_graph *g, int32_t k) {
   return best;
 }
 
-static fp_status infeasible(const run *R, fp_error *err) {
+fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
+                            uint64_t peak_cap, fp_error *err) {
   char traffic[64] = "";
-  if (R->prm->traffic_limit != FP_NO_LIMIT)
+  if (prm->traffic_limit != FP_NO_LIMIT)
     snprintf(traffic, sizeof traffic, ", traffic <= %llu",
-             (unsigned long long)R->prm->traffic_limit);
+             (unsigned long long)prm->traffic_limit);
   return fp_error_set(
       err, FP_EINFEASIBLE,
       "no plan meets the limits (peak <= %llu%s); the lowest "
       "peak known is %llu",
-      (unsigned long long)R->peak_cap, traffic,
-      (unsigned long long)known_min_peak(R->g, R->prm->max_fusion_size));
+      (unsigned long long)peak_cap, traffic,
+      (unsigned long long)known_min_peak(g, prm->max_fusion_size));
+}
+
+static fp_status infeasible(const run *R, fp_error *err) {
+  return solver_infeasible(R->g, R->prm, R->peak_cap, err);
+}
+
+fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err) {
+  fp_plan *e = fp_plan_create();
+  fp_metrics m;
+  fp_status st = e ? fp_plan_make_eager(e, g, err)
+                   : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (st == FP_OK)
+    st = fp_plan_eval(g, e, &m, NULL, err);
+  fp_plan_destroy(e);
+  *peak = st == FP_OK ? m.peak_bytes : 0;
+  return st;
 }
 
 /* Limits in bytes; the eager peak stands for peak_limit 0. */
 static fp_status resolve_limits(run *R, fp_error *err) {
-  fp_plan *e = fp_plan_create();
-  fp_metrics m;
-  fp_status st = e ? fp_plan_make_eager(e, R->g, err)
-                   : fp_error_set(err, FP_ENOMEM, "out of memory");
-  if (st == FP_OK)
-    st = fp_plan_eval(R->g, e, &m, NULL, err);
-  fp_plan_destroy(e);
-  R->eager_peak = st == FP_OK ? m.peak_bytes : 0;
+  fp_status st = solver_eager_peak(R->g, &R->eager_peak, err);
   R->peak_cap = R->prm->peak_limit == 0 ? R->eager_peak : R->prm->peak_limit;
   return st;
 }
@@ -354,7 +375,7 @@ static fp_status build_and_solve(run *R, fp_error *err) {
   fp_status st = export_model(R->M, R->prm, err);
   /* No time left for even the root LP: the warm start is the answer. */
   if (st != FP_OK || R->M->infeasible ||
-      now_s() > R->deadline - 0.1 * R->prm->time_limit_s)
+      solver_now() > R->deadline - 0.1 * R->prm->time_limit_s)
     return st;
   int nc = glp_get_num_cols(R->M->lp);
   R->warm_x = R->warm ? malloc(((size_t)nc + 1) * sizeof *R->warm_x) : NULL;
@@ -414,7 +435,7 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   memset(&R, 0, sizeof R);
   R.g = g;
   R.prm = prm;
-  R.t0 = now_s();
+  R.t0 = solver_now();
   R.bound = -HUGE_VAL;
   fp_status st = fp_ilp_params_check(prm, err);
   if (st != FP_OK)

@@ -47,6 +47,10 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->progress = NULL;
   prm->progress_ctx = NULL;
   prm->fault = 0;
+  prm->node_limit = 0;
+  prm->cancel = NULL;
+  prm->jobs = FP_AUTO_DEFAULT_JOBS;
+  prm->seed = FP_AUTO_DEFAULT_SEED;
 }
 
 /* FP_OK, or FP_EARG with a message naming the first bad field.  The
@@ -70,6 +74,11 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
     return fp_error_set(err, FP_EARG,
                         "solver params: window must be >= 0, or "
                         "FP_ILP_WINDOW_EXACT / FP_ILP_WINDOW_AUTO");
+  if (prm->node_limit < 0)
+    return fp_error_set(err, FP_EARG, "solver params: node_limit must be >= 0");
+  if (prm->jobs < 1 || prm->jobs > FP_AUTO_MAX_JOBS)
+    return fp_error_set(err, FP_EARG, "solver params: jobs must be in 1..%d",
+                        FP_AUTO_MAX_JOBS);
   if (prm->max_fusion_size < 0)
     return fp_error_set(err, FP_EARG,
                         "solver params: max_fusion_size must be >= 0");

@@ -11,6 +11,7 @@
 #ifndef FP_SOLVER_H
 #define FP_SOLVER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "model/eval.h"
@@ -41,7 +42,10 @@ typedef struct fp_ilp_progress {
   double incumbent; /* objective of the best plan so far */
   double bound;     /* best proven lower bound */
   double gap;       /* (incumbent - bound) / incumbent */
-  int64_t nodes;    /* branch-and-bound nodes so far */
+  int64_t nodes;    /* branch-and-bound nodes so far (auto: windows
+                       solved) */
+  uint64_t traffic_bytes, peak_bytes; /* auto: the current plan's figures
+                                         (0 when not reported) */
 } fp_ilp_progress;
 
 #define FP_NO_LIMIT UINT64_MAX
@@ -78,6 +82,17 @@ typedef struct fp_ilp_params {
   void *progress_ctx;
   int fault; /* tests only: 1 makes GLPK fail inside the solve (exercises
                 the error-hook recovery); 0 otherwise */
+  int64_t node_limit; /* >= 0: stop branch-and-bound after this many nodes
+                         (0 = no limit); a limit in work, not time, keeps
+                         results reproducible */
+  const volatile sig_atomic_t *cancel; /* optional: the solve stops, with
+                                          the best plan so far, once
+                                          *cancel != 0 (e.g. set from a
+                                          SIGINT handler) */
+  /* --method auto (fp_auto_solve) only: */
+  int32_t jobs;  /* >= 1: windows solved in parallel (default 1) */
+  uint64_t seed; /* window placement; same seed, jobs 1 and no time-limit
+                    cut: same plan */
 } fp_ilp_params;
 
 /* Fills `prm` with the defaults above. */
@@ -95,6 +110,39 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
  * FP_EARG, FP_ENOMEM, FP_EIO (model export). */
 fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
                        fp_plan *out, fp_metrics *m, fp_error *err);
+
+/* Defaults of the large-neighbourhood search (fp_auto_solve). */
+#define FP_AUTO_DEFAULT_JOBS 1
+#define FP_AUTO_DEFAULT_SEED 1
+#define FP_AUTO_WINDOW_START 16 /* nodes per window at first */
+#define FP_AUTO_WINDOW_MIN 6    /* adaptive window size range */
+#define FP_AUTO_WINDOW_MAX 40
+#define FP_AUTO_WINDOW_NODE_LIMIT 1000 /* branch-and-bound nodes per window */
+#define FP_AUTO_MAX_JOBS 256
+
+/* Plans the whole graph within prm->time_limit_s (`--method auto`, the
+ * default): graphs of at most FP_ILP_EXACT_NODES nodes go to the exact
+ * ILP; larger ones start from the best heuristic plan meeting the limits
+ * and improve it by re-solving windows of consecutive steps as small
+ * exact ILPs with everything outside fixed (docs/solver.md), accepting a
+ * window's plan only when the evaluator says the whole plan got better.
+ * Stops at the time limit, on *prm->cancel, or when two passes over the
+ * plan improve nothing; the plan is legal at every moment, and never
+ * worse than the start.  solver record: method "auto", status optimal |
+ * feasible, bound (a lower bound valid for every plan, docs/solver.md) and
+ * gap.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
+ * peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's accounting
+ * disagrees with the evaluator (a bug, never expected). */
+fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
+                        fp_plan *out, fp_metrics *m, fp_error *err);
+
+/* A lower bound on prm's objective valid for every legal plan of g, in
+ * the objective's units (bytes for traffic and peak): the structural
+ * bounds of fp_graph_bounds, strengthened per buffer by the paths that
+ * keep a reader out of its writer's group (docs/solver.md).  Spends no
+ * more than `time_s` seconds (0: structural only).  FP_ENOMEM. */
+fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
+                         double time_s, double *bound, fp_error *err);
 
 /* Enumerates every legal ordered grouping (graphs of at most
  * FP_EXHAUSTIVE_MAX_NODES nodes) and returns one that is optimal for the

@@ -1,0 +1,408 @@
+/*
+ * lns.c -- `--method auto`: large-neighbourhood search.  The plan is
+ * improved one window of consecutive steps at a time; each window is cut
+ * out as a graph of its own (window.h), re-solved as an exact ILP with a
+ * work limit, and spliced back when the evaluator says the whole plan got
+ * better.
+ *
+ * Invariant: L->cur is a legal plan meeting the limits at every moment,
+ * L->cur_m its evaluator figures, L->step and L->tl its per-node steps and
+ * timeline; so the search can stop anywhere (time limit, cancel) and
+ * return it.  A window is accepted only when the whole plan's objective
+ * drops, or stays and the other metric drops, so the search never cycles.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/solver_internal.h"
+#include "solver/window.h"
+
+/* Share of the time limit one window may take at most, and its bounds. */
+#define WINDOW_TIME_SHARE 0.05
+#define WINDOW_TIME_MIN 0.3
+#define WINDOW_TIME_MAX 3.0
+/* Time kept back for the final evaluation and the record. */
+#define TIME_RESERVE_SHARE 0.02
+/* Passes over the plan in a row without an improvement before stopping. */
+#define IDLE_PASSES 2
+
+typedef struct lns {
+  const fp_graph *g;
+  const fp_ilp_params *prm;
+  int32_t k; /* effective max fusion size */
+  uint64_t eager_peak, peak_cap;
+  double t0, deadline, win_time, last_report;
+  fp_plan *cur, *trial;
+  fp_metrics cur_m;
+  fp_step *tl;   /* timeline of cur (node_count entries) */
+  int32_t *step; /* step of every node in cur */
+  sub_scratch scr;
+  int32_t W; /* target nodes per window (adaptive) */
+  int64_t solved, accepted;
+  double bound; /* lower bound on the objective, valid for every plan */
+  uint64_t rng;
+} lns;
+
+/* A window to try: its first node, and how much it could gain. */
+typedef struct window_ref {
+  int32_t anchor;
+  uint64_t score;
+} window_ref;
+
+/* xorshift64*: window placement only; deterministic for a seed. */
+static uint64_t next_random(lns *L) {
+  L->rng ^= L->rng >> 12;
+  L->rng ^= L->rng << 25;
+  L->rng ^= L->rng >> 27;
+  return L->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static bool out_of_time(const lns *L) {
+  return solver_now() > L->deadline || (L->prm->cancel && *L->prm->cancel != 0);
+}
+
+/* Steps and timeline of the current plan.  FP_OK or FP_ENOMEM. */
+static fp_status refresh(lns *L, fp_error *err) {
+  fp_status st = fp_plan_eval_k(L->g, L->cur, L->k, &L->cur_m, L->tl, err);
+  for (int32_t t = 0; st == FP_OK && t < fp_plan_group_count(L->cur); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(L->cur, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      L->step[grp[i]] = t;
+  }
+  return st;
+}
+
+/* Whether metrics a beat b: a lower objective, or the same objective and
+ * less of the other metric (peak for traffic, traffic otherwise). */
+static bool better(const fp_ilp_params *prm, const fp_metrics *a,
+                   const fp_metrics *b) {
+  double oa = fp_objective_value(prm, a), ob = fp_objective_value(prm, b);
+  if (oa != ob)
+    return oa < ob;
+  if (prm->objective == FP_OBJECTIVE_TRAFFIC)
+    return a->peak_bytes < b->peak_bytes;
+  return a->traffic_bytes < b->traffic_bytes;
+}
+
+static void report(lns *L, bool force) {
+  double now = solver_now();
+  if (!L->prm->progress || (!force && now - L->last_report < 0.2))
+    return;
+  L->last_report = now;
+  fp_ilp_progress pr = {
+      now - L->t0,        fp_objective_value(L->prm, &L->cur_m),
+      L->bound,           NAN,
+      L->solved,          L->cur_m.traffic_bytes,
+      L->cur_m.peak_bytes};
+  if (pr.incumbent > 0)
+    pr.gap = (pr.incumbent - pr.bound) / pr.incumbent;
+  L->prm->progress(&pr, L->prm->progress_ctx);
+}
+
+/* The parameters of a window's ILP: the whole problem's, with limits
+ * shifted by the window's constants.  false when the window has no room
+ * (its constant bytes alone reach the peak limit). */
+static bool window_params(const lns *L, const sub_problem *S,
+                          fp_ilp_params *sp) {
+  *sp = *L->prm;
+  sp->window = FP_ILP_WINDOW_EXACT;
+  sp->warm_start = S->current;
+  sp->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
+  sp->progress = NULL;
+  sp->lp_out = sp->mps_out = NULL;
+  sp->max_fusion_size = 0; /* the sub-graph carries L->k */
+  sp->jobs = 1;
+  double left = L->deadline - solver_now();
+  sp->time_limit_s = left < L->win_time ? left : L->win_time;
+  if (sp->time_limit_s < 0.05)
+    return false;
+  if (L->peak_cap != FP_NO_LIMIT) {
+    if (L->peak_cap <= S->const_live)
+      return false;
+    sp->peak_limit = L->peak_cap - S->const_live;
+  } else {
+    sp->peak_limit = FP_NO_LIMIT;
+  }
+  if (L->prm->traffic_limit != FP_NO_LIMIT)
+    sp->traffic_limit = L->prm->traffic_limit - S->const_traffic;
+  return true;
+}
+
+/* Grows or shrinks the window after a solve: proved optimal with work to
+ * spare -> larger windows; not proved -> smaller. */
+static void adapt(lns *L, const fp_solver_info *si) {
+  bool proved = strcmp(si->status, "optimal") == 0;
+  if (proved && si->nodes < FP_AUTO_WINDOW_NODE_LIMIT / 4 &&
+      si->time_s < 0.25 * L->win_time)
+    L->W = L->W + L->W / 4 + 1 > FP_AUTO_WINDOW_MAX ? FP_AUTO_WINDOW_MAX
+                                                    : L->W + L->W / 4 + 1;
+  else if (!proved)
+    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 5 - 1;
+}
+
+/* Splices the window's plan q in and keeps it when the whole plan gets
+ * better; *accepted says so.  The evaluator's figures must equal the
+ * prediction from the window's constants (window.h), or it is a bug. */
+static fp_status try_splice(lns *L, const sub_problem *S, int32_t s0,
+                            int32_t s1, const fp_plan *q, const fp_metrics *qm,
+                            bool *accepted, fp_error *err) {
+  fp_metrics pred = L->cur_m, m;
+  pred.traffic_bytes = S->const_traffic + qm->traffic_bytes;
+  pred.peak_bytes = S->const_live + qm->peak_bytes > S->outside_peak
+                        ? S->const_live + qm->peak_bytes
+                        : S->outside_peak;
+  *accepted = false;
+  if (!better(L->prm, &pred, &L->cur_m) ||
+      !fp_meets_limits(L->prm, &pred, L->eager_peak))
+    return FP_OK;
+  fp_status st = sub_splice(S, L->cur, s0, s1, q, L->trial, err);
+  if (st == FP_OK)
+    st = fp_plan_eval_k(L->g, L->trial, L->k, &m, NULL, err);
+  if (st != FP_OK)
+    return st == FP_ENOMEM
+               ? st
+               : fp_error_set(err, FP_EINTERNAL, "auto: spliced plan: %s",
+                              err ? err->msg : "");
+  if (m.traffic_bytes != pred.traffic_bytes || m.peak_bytes != pred.peak_bytes)
+    return fp_error_set(
+        err, FP_EINTERNAL,
+        "auto: window [%d, %d) predicted traffic %llu peak "
+        "%llu, the evaluator says %llu and %llu",
+        (int)s0, (int)s1, (unsigned long long)pred.traffic_bytes,
+        (unsigned long long)pred.peak_bytes,
+        (unsigned long long)m.traffic_bytes, (unsigned long long)m.peak_bytes);
+  fp_plan *t = L->cur;
+  L->cur = L->trial;
+  L->trial = t;
+  *accepted = true;
+  L->accepted++;
+  return refresh(L, err);
+}
+
+/* Re-solves window [s0, s1) and keeps the result when it is better. */
+static fp_status solve_window(lns *L, int32_t s0, int32_t s1, bool *improved,
+                              fp_error *err) {
+  sub_problem S;
+  fp_ilp_params sp;
+  fp_metrics qm;
+  *improved = false;
+  fp_status st = sub_window(&S, &L->scr, L->g, L->cur, L->step, L->tl,
+                            &L->cur_m, L->k, s0, s1, err);
+  if (st != FP_OK)
+    return st;
+  fp_plan *q = fp_plan_create();
+  if (!q) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (!window_params(L, &S, &sp))
+    goto fail;
+  st = fp_ilp_solve(S.g, &sp, q, &qm, err);
+  if (st == FP_EINFEASIBLE) { /* cannot happen: the window's own plan fits */
+    st = FP_OK;
+    goto fail;
+  }
+  if (st != FP_OK)
+    goto fail;
+  L->solved++;
+  adapt(L, fp_plan_solver_const(q));
+  st = try_splice(L, &S, s0, s1, q, &qm, improved, err);
+fail:
+  fp_plan_destroy(q);
+  sub_free(&S);
+  return st;
+}
+
+/* The end of the window that starts at step s0 and holds about L->W
+ * nodes (at least one group). */
+static int32_t window_end(const lns *L, int32_t s0) {
+  int32_t T = fp_plan_group_count(L->cur), nodes = 0, s1 = s0;
+  while (s1 < T && (nodes == 0 || nodes < L->W)) {
+    int32_t len;
+    fp_plan_group(L->cur, s1, &len);
+    if (nodes > 0 && nodes + len > FP_AUTO_WINDOW_MAX)
+      break;
+    nodes += len;
+    s1++;
+  }
+  return s1;
+}
+
+/* Traffic the window [s0, s1) might still save: its traffic less its
+ * sub-graph's structural bound (0: already optimal for traffic). */
+static fp_status window_score(lns *L, int32_t s0, int32_t s1, uint64_t *score,
+                              fp_error *err) {
+  sub_problem S;
+  fp_bounds b;
+  fp_status st = sub_window(&S, &L->scr, L->g, L->cur, L->step, L->tl,
+                            &L->cur_m, L->k, s0, s1, err);
+  if (st != FP_OK)
+    return st;
+  st = fp_graph_bounds(S.g, &b, err);
+  *score = st == FP_OK && S.current_m.traffic_bytes > b.traffic_bytes
+               ? S.current_m.traffic_bytes - b.traffic_bytes
+               : 0;
+  sub_free(&S);
+  return st;
+}
+
+static int cmp_score(const void *a, const void *b) {
+  const window_ref *x = a, *y = b;
+  if (x->score != y->score)
+    return x->score < y->score ? 1 : -1;
+  return (x->anchor > y->anchor) - (x->anchor < y->anchor);
+}
+
+/* The windows of one pass: the plan cut every L->W nodes after a random
+ * offset, best score first; the window holding the peak step leads when
+ * the peak is what limits the plan.  *count windows into *out (malloc). */
+static fp_status plan_pass(lns *L, window_ref **out, int32_t *count,
+                           fp_error *err) {
+  int32_t T = fp_plan_group_count(L->cur), n = 0;
+  window_ref *w = malloc(((size_t)T + 1) * sizeof *w);
+  if (!w)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  int32_t s0 = 0, first = (int32_t)(next_random(L) % (uint64_t)L->W);
+  fp_status st = FP_OK;
+  while (st == FP_OK && s0 < T) {
+    int32_t W = L->W, s1;
+    if (n == 0 && first > 0)
+      L->W = first; /* the first window is shorter: boundaries move */
+    s1 = window_end(L, s0);
+    L->W = W;
+    int32_t len;
+    w[n].anchor = fp_plan_group(L->cur, s0, &len)[0];
+    st = window_score(L, s0, s1, &w[n].score, err);
+    bool peak_bound = L->prm->objective != FP_OBJECTIVE_TRAFFIC ||
+                      L->cur_m.peak_bytes == L->peak_cap;
+    if (peak_bound && L->cur_m.peak_step >= s0 && L->cur_m.peak_step < s1)
+      w[n].score = UINT64_MAX;
+    n++;
+    s0 = s1;
+  }
+  qsort(w, (size_t)n, sizeof *w, cmp_score);
+  *out = w;
+  *count = n;
+  return st;
+}
+
+/* One pass; *improved when some window was accepted. */
+static fp_status run_pass(lns *L, bool *improved, fp_error *err) {
+  window_ref *w = NULL;
+  int32_t count = 0;
+  *improved = false;
+  fp_status st = plan_pass(L, &w, &count, err);
+  for (int32_t i = 0; st == FP_OK && i < count && !out_of_time(L); i++) {
+    bool better_plan;
+    if (w[i].score == 0 && L->prm->objective == FP_OBJECTIVE_TRAFFIC)
+      break; /* sorted: the rest cannot save traffic either */
+    int32_t s0 = L->step[w[i].anchor];
+    st = solve_window(L, s0, window_end(L, s0), &better_plan, err);
+    *improved |= better_plan;
+    report(L, false);
+    if (fp_objective_value(L->prm, &L->cur_m) <= L->bound)
+      break; /* proved optimal */
+  }
+  free(w);
+  return st;
+}
+
+/* Fills the solver record of the plan returned. */
+static void record(lns *L, fp_plan *out) {
+  fp_solver_info *si = fp_plan_solver(out);
+  fp_solver_info_init(si);
+  snprintf(si->method, sizeof si->method, "auto");
+  si->objective = fp_objective_value(L->prm, &L->cur_m);
+  si->bound = L->bound < si->objective ? L->bound : si->objective;
+  si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
+  snprintf(si->status, sizeof si->status, "%s",
+           si->bound >= si->objective ? "optimal" : "feasible");
+  si->time_s = solver_now() - L->t0;
+  si->nodes = L->solved;
+}
+
+/* Sets up the search: limits, start plan, bound, scratch. */
+static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
+                          fp_error *err) {
+  int32_t n = fp_graph_node_count(g);
+  L->g = g;
+  L->prm = prm;
+  L->k = prm->max_fusion_size > 0 ? prm->max_fusion_size
+                                  : fp_graph_max_fusion_size(g);
+  L->t0 = L->last_report = solver_now();
+  L->deadline = L->t0 + prm->time_limit_s * (1 - TIME_RESERVE_SHARE);
+  L->win_time = prm->time_limit_s * WINDOW_TIME_SHARE;
+  L->win_time = L->win_time < WINDOW_TIME_MIN   ? WINDOW_TIME_MIN
+                : L->win_time > WINDOW_TIME_MAX ? WINDOW_TIME_MAX
+                                                : L->win_time;
+  L->W = FP_AUTO_WINDOW_START;
+  L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
+  fp_status st = solver_eager_peak(g, &L->eager_peak, err);
+  if (st != FP_OK)
+    return st;
+  L->peak_cap = prm->peak_limit == 0 ? L->eager_peak : prm->peak_limit;
+  L->tl = malloc(((size_t)n + 1) * sizeof *L->tl);
+  L->step = malloc(((size_t)n + 1) * sizeof *L->step);
+  L->trial = fp_plan_create();
+  if (!L->tl || !L->step || !L->trial || sub_scratch_init(&L->scr, g) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  L->cur = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur_m);
+  if (!L->cur)
+    return solver_infeasible(g, prm, L->peak_cap, err);
+  double share = prm->time_limit_s * 0.1;
+  st = fp_lower_bound(g, prm, share, &L->bound, err);
+  return st == FP_OK ? refresh(L, err) : st;
+}
+
+static void lns_free(lns *L) {
+  fp_plan_destroy(L->cur);
+  fp_plan_destroy(L->trial);
+  free(L->tl);
+  free(L->step);
+  sub_scratch_free(&L->scr);
+}
+
+/* Small graphs: the exact ILP, labelled as auto's answer. */
+static fp_status direct(const fp_graph *g, const fp_ilp_params *prm,
+                        fp_plan *out, fp_metrics *m, fp_error *err) {
+  fp_ilp_params p = *prm;
+  p.window = FP_ILP_WINDOW_EXACT;
+  fp_status st = fp_ilp_solve(g, &p, out, m, err);
+  if (st == FP_OK)
+    snprintf(fp_plan_solver(out)->method, sizeof fp_plan_solver(out)->method,
+             "auto");
+  return st;
+}
+
+fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
+                        fp_plan *out, fp_metrics *m, fp_error *err) {
+  fp_status st = fp_ilp_params_check(prm, err);
+  if (st != FP_OK)
+    return st;
+  if (fp_graph_node_count(g) <= FP_ILP_EXACT_NODES)
+    return direct(g, prm, out, m, err);
+  lns L;
+  memset(&L, 0, sizeof L);
+  st = lns_init(&L, g, prm, err);
+  for (int idle = 0; st == FP_OK && idle < IDLE_PASSES && !out_of_time(&L) &&
+                     fp_objective_value(prm, &L.cur_m) > L.bound;) {
+    bool improved;
+    st = run_pass(&L, &improved, err);
+    idle = improved ? 0 : idle + 1;
+  }
+  if (st == FP_OK)
+    st = fp_plan_copy(out, L.cur, err);
+  if (st == FP_OK) {
+    report(&L, true);
+    record(&L, out);
+    fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
+    if (m)
+      *m = L.cur_m;
+  }
+  lns_free(&L);
+  return st;
+}

@@ -1,0 +1,32 @@
+/*
+ * solver_internal.h -- helpers shared by the solvers in solver/ (the ILP,
+ * the large-neighbourhood search, the bounds).  Not a public header.
+ */
+#ifndef FP_SOLVER_INTERNAL_H
+#define FP_SOLVER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "solver/solver.h"
+
+/* The eager plan's peak (what peak_limit 0 stands for) into *peak.
+ * FP_ENOMEM. */
+fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err);
+
+/* The best plan, for prm's objective, among prm->warm_start and every
+ * heuristic method with the best order (greedy-peak under peak_cap),
+ * keeping only plans that meet prm's limits; its metrics in *m.  NULL
+ * when none meets them (or out of memory). */
+fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t eager_peak, uint64_t peak_cap,
+                               fp_metrics *m);
+
+/* FP_EINFEASIBLE with the message users see: the limits and the lowest
+ * peak the heuristics know. */
+fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
+                            uint64_t peak_cap, fp_error *err);
+
+/* Seconds on a monotonic clock. */
+double solver_now(void);
+
+#endif /* FP_SOLVER_INTERNAL_H */

@@ -1,0 +1,285 @@
+/*
+ * window.c -- a window of a plan as a graph of its own (see window.h for
+ * why its costs differ from the whole plan's by constants only).
+ */
+#include "solver/window.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sub_scratch_init(sub_scratch *s, const fp_graph *g) {
+  size_t n = (size_t)fp_graph_node_count(g),
+         b = (size_t)fp_graph_buffer_count(g);
+  s->node_map = malloc((n ? n : 1) * sizeof *s->node_map);
+  s->buf_map = malloc((b ? b : 1) * sizeof *s->buf_map);
+  if (!s->node_map || !s->buf_map) {
+    sub_scratch_free(s);
+    return -1;
+  }
+  memset(s->node_map, 0xff, n * sizeof *s->node_map); /* all -1 */
+  memset(s->buf_map, 0xff, b * sizeof *s->buf_map);
+  return 0;
+}
+
+void sub_scratch_free(sub_scratch *s) {
+  free(s->node_map);
+  free(s->buf_map);
+  s->node_map = s->buf_map = NULL;
+}
+
+void sub_free(sub_problem *S) {
+  fp_graph_destroy(S->g);
+  fp_plan_destroy(S->current);
+  free(S->to_global);
+  memset(S, 0, sizeof *S);
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether a buffer that the window reads but does not write stays live
+ * after the window: resident inputs, graph outputs, and buffers with a
+ * reader at step s1 or later.  Such buffers are resident inputs of the
+ * sub-graph; the others are freed inside it. */
+static bool outlives_window(const fp_graph *g, int32_t b, const int32_t *step,
+                            int32_t s1) {
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  if (buf->output || (buf->input && !buf->freeable))
+    return true;
+  for (int32_t i = 0; i < buf->n_readers; i++)
+    if (step[buf->readers[i]] >= s1)
+      return true;
+  return false;
+}
+
+/* Adds whole-graph buffer b to the sub-graph (once): an input when its
+ * writer is outside the window.  0, or -1 with err set. */
+static int map_buffer(fp_graph *sg, sub_scratch *scr, const fp_graph *g,
+                      int32_t b, const int32_t *step, int32_t s1,
+                      fp_error *err) {
+  if (scr->buf_map[b] >= 0)
+    return 0;
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  bool inside = buf->writer >= 0 && scr->node_map[buf->writer] >= 0;
+  bool freeable = !inside && !outlives_window(g, b, step, s1);
+  scr->buf_map[b] =
+      fp_graph_add_buffer(sg, buf->name, buf->bytes, !inside, freeable, err);
+  return scr->buf_map[b] >= 0 ? 0 : -1;
+}
+
+/* Adds window node v (whole-graph index) with its buffers.  0 or -1. */
+static int map_node(fp_graph *sg, sub_scratch *scr, const fp_graph *g,
+                    int32_t v, const int32_t *step, int32_t s1, fp_error *err) {
+  const fp_node *n = fp_graph_node(g, v);
+  fp_read *reads = malloc(((size_t)n->n_reads + 1) * sizeof *reads);
+  int32_t *writes = malloc(((size_t)n->n_writes + 1) * sizeof *writes);
+  int rc = -1;
+  if (!reads || !writes) {
+    fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (int32_t i = 0; i < n->n_reads; i++) {
+    if (map_buffer(sg, scr, g, n->reads[i].buffer, step, s1, err) != 0)
+      goto fail;
+    reads[i] = n->reads[i];
+    reads[i].buffer = scr->buf_map[n->reads[i].buffer];
+  }
+  for (int32_t i = 0; i < n->n_writes; i++) {
+    if (map_buffer(sg, scr, g, n->writes[i], step, s1, err) != 0)
+      goto fail;
+    writes[i] = scr->buf_map[n->writes[i]];
+  }
+  fp_node_spec spec = {n->name,     n->kind, n->numel, n->rnumel, n->n_reads,
+                       n->n_writes, reads,   writes,   NULL};
+  rc = fp_graph_add_node(sg, &spec, err) >= 0 ? 0 : -1;
+fail:
+  free(reads);
+  free(writes);
+  return rc;
+}
+
+/* Outputs (written in the window, read after it or graph outputs) and
+ * unfusible pairs of the sub-graph.  0 or -1. */
+static int add_outputs_and_pairs(const sub_problem *S, const sub_scratch *scr,
+                                 const fp_graph *g, const int32_t *step,
+                                 int32_t s1, fp_error *err) {
+  for (int32_t i = 0; i < S->n; i++) {
+    const fp_node *n = fp_graph_node(g, S->to_global[i]);
+    for (int32_t j = 0; j < n->n_writes; j++)
+      if (outlives_window(g, n->writes[j], step, s1) &&
+          fp_graph_add_output(S->g, scr->buf_map[n->writes[j]], err) != FP_OK)
+        return -1;
+  }
+  for (int32_t i = 0; i < S->n; i++)
+    for (int32_t j = i + 1; j < S->n; j++) {
+      int32_t u = S->to_global[i], v = S->to_global[j];
+      if (fp_iter_compatible(fp_graph_node(g, u), fp_graph_node(g, v)) &&
+          fp_graph_is_unfusible(g, u, v) &&
+          fp_graph_add_unfusible(S->g, i, j, err) != FP_OK)
+        return -1;
+    }
+  return 0;
+}
+
+/* Clears the scratch maps touched by the window's nodes. */
+static void reset_scratch(sub_scratch *scr, const fp_graph *g,
+                          const sub_problem *S) {
+  for (int32_t i = 0; i < S->n; i++) {
+    const fp_node *n = fp_graph_node(g, S->to_global[i]);
+    for (int32_t j = 0; j < n->n_reads; j++)
+      scr->buf_map[n->reads[j].buffer] = -1;
+    for (int32_t j = 0; j < n->n_writes; j++)
+      scr->buf_map[n->writes[j]] = -1;
+    scr->node_map[S->to_global[i]] = -1;
+  }
+}
+
+/* The window's nodes, ascending (a program order of the sub-graph). */
+static fp_status collect_nodes(sub_problem *S, sub_scratch *scr,
+                               const fp_plan *p, int32_t s0, int32_t s1,
+                               fp_error *err) {
+  int32_t count = 0, len;
+  for (int32_t t = s0; t < s1; t++)
+    fp_plan_group(p, t, &len), count += len;
+  S->to_global = malloc((count ? (size_t)count : 1) * sizeof *S->to_global);
+  if (!S->to_global)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  for (int32_t t = s0; t < s1; t++) {
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    memcpy(S->to_global + S->n, grp, (size_t)len * sizeof *grp);
+    S->n += len;
+  }
+  qsort(S->to_global, (size_t)S->n, sizeof *S->to_global, cmp_i32);
+  for (int32_t i = 0; i < S->n; i++)
+    scr->node_map[S->to_global[i]] = i;
+  return FP_OK;
+}
+
+/* Builds the sub-graph of the window's nodes.  FP_OK or an error. */
+static fp_status build_graph(sub_problem *S, sub_scratch *scr,
+                             const fp_graph *g, const int32_t *step, int32_t k,
+                             int32_t s1, fp_error *err) {
+  S->g = fp_graph_create(fp_graph_name(g));
+  if (!S->g)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (fp_graph_set_max_fusion_size(S->g, k, err) != FP_OK)
+    return err->code;
+  for (int32_t i = 0; i < S->n; i++)
+    if (map_node(S->g, scr, g, S->to_global[i], step, s1, err) != 0)
+      return err->code;
+  if (add_outputs_and_pairs(S, scr, g, step, s1, err) != 0)
+    return err->code;
+  return fp_graph_finalize(S->g, err);
+}
+
+/* The window's groups in sub-graph indices. */
+static fp_status map_current(sub_problem *S, const sub_scratch *scr,
+                             const fp_plan *p, int32_t s0, int32_t s1,
+                             fp_error *err) {
+  S->current = fp_plan_create();
+  if (!S->current)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  for (int32_t t = s0; t < s1; t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    fp_status st = fp_plan_open_group(S->current, err);
+    for (int32_t i = 0; st == FP_OK && i < len; i++)
+      st = fp_plan_append_node(S->current, scr->node_map[grp[i]], err);
+    if (st != FP_OK)
+      return st;
+  }
+  return FP_OK;
+}
+
+/* Sets the constants and checks the identities of window.h on the current
+ * plan: the window's traffic and live bytes, step by step. */
+static fp_status check_identities(sub_problem *S, const fp_step *tl,
+                                  const fp_metrics *pm, int32_t steps,
+                                  int32_t s0, int32_t s1, fp_error *err) {
+  int32_t w = s1 - s0;
+  fp_step *sub_tl = malloc((size_t)w * sizeof *sub_tl);
+  if (!sub_tl)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  fp_status st =
+      fp_plan_eval_k(S->g, S->current, 0, &S->current_m, sub_tl, err);
+  uint64_t window_traffic = 0;
+  for (int32_t t = s0; st == FP_OK && t < s1; t++)
+    window_traffic += tl[t].read_bytes + tl[t].write_bytes;
+  bool ok = st == FP_OK && window_traffic == S->current_m.traffic_bytes &&
+            tl[s0].live_bytes >= sub_tl[0].live_bytes;
+  S->const_live = ok ? tl[s0].live_bytes - sub_tl[0].live_bytes : 0;
+  for (int32_t i = 0; ok && i < w; i++)
+    ok = tl[s0 + i].live_bytes == S->const_live + sub_tl[i].live_bytes;
+  free(sub_tl);
+  if (st != FP_OK)
+    return fp_error_set(err, FP_EINTERNAL, "window [%d, %d): %s", (int)s0,
+                        (int)s1, err ? err->msg : "");
+  if (!ok)
+    return fp_error_set(err, FP_EINTERNAL,
+                        "window [%d, %d): its sub-graph's costs do not match "
+                        "the evaluator's",
+                        (int)s0, (int)s1);
+  S->const_traffic = pm->traffic_bytes - S->current_m.traffic_bytes;
+  S->outside_peak = 0;
+  for (int32_t t = 0; t < steps; t++)
+    if ((t < s0 || t >= s1) && tl[t].live_bytes > S->outside_peak)
+      S->outside_peak = tl[t].live_bytes;
+  return FP_OK;
+}
+
+fp_status sub_window(sub_problem *S, sub_scratch *scr, const fp_graph *g,
+                     const fp_plan *p, const int32_t *step, const fp_step *tl,
+                     const fp_metrics *pm, int32_t k, int32_t s0, int32_t s1,
+                     fp_error *err) {
+  fp_error local; /* the helpers read err->code */
+  err = err ? err : &local;
+  memset(S, 0, sizeof *S);
+  if (k <= 0)
+    k = fp_graph_max_fusion_size(g);
+  fp_status st = collect_nodes(S, scr, p, s0, s1, err);
+  if (st == FP_OK)
+    st = build_graph(S, scr, g, step, k, s1, err);
+  if (st == FP_OK)
+    st = map_current(S, scr, p, s0, s1, err);
+  reset_scratch(scr, g, S);
+  if (st == FP_OK)
+    st = check_identities(S, tl, pm, fp_plan_group_count(p), s0, s1, err);
+  if (st != FP_OK)
+    sub_free(S);
+  return st;
+}
+
+/* Appends groups [from, to) of p to out. */
+static fp_status copy_groups(const fp_plan *p, int32_t from, int32_t to,
+                             fp_plan *out, fp_error *err) {
+  for (int32_t t = from; t < to; t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    fp_status st = fp_plan_add_group(out, grp, len, err);
+    if (st != FP_OK)
+      return st;
+  }
+  return FP_OK;
+}
+
+fp_status sub_splice(const sub_problem *S, const fp_plan *p, int32_t s0,
+                     int32_t s1, const fp_plan *q, fp_plan *out,
+                     fp_error *err) {
+  fp_plan_clear(out);
+  fp_status st = copy_groups(p, 0, s0, out, err);
+  for (int32_t t = 0; st == FP_OK && t < fp_plan_group_count(q); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(q, t, &len);
+    st = fp_plan_open_group(out, err);
+    for (int32_t i = 0; st == FP_OK && i < len; i++)
+      st = fp_plan_append_node(out, S->to_global[grp[i]], err);
+  }
+  if (st == FP_OK)
+    st = copy_groups(p, s1, fp_plan_group_count(p), out, err);
+  if (st == FP_OK)
+    st = fp_plan_set_graph_name(out, fp_plan_graph_name(p), err);
+  return st;
+}
