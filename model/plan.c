@@ -33,6 +33,7 @@ void fp_solver_info_init(fp_solver_info *info) {
   info->nodes = -1;
   info->rows = -1;
   info->cols = -1;
+  info->glpk_peak_bytes = -1;
 }
 
 fp_plan *fp_plan_create(void) {

@@ -29,6 +29,7 @@ typedef struct fp_solver_info {
   double time_s;    /* NaN when unset */
   int64_t nodes;    /* branch-and-bound nodes, -1 when unset */
   int64_t rows, cols;
+  int64_t glpk_peak_bytes; /* most bytes GLPK's heap held, -1 when unset */
 } fp_solver_info;
 
 /* What a plan file states about itself in "metrics", so that `verify`

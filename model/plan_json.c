@@ -54,6 +54,7 @@ static void load_solver(const cJSON *root, fp_solver_info *info) {
   info->nodes = opt_count(s, "nodes");
   info->rows = opt_count(s, "rows");
   info->cols = opt_count(s, "cols");
+  info->glpk_peak_bytes = opt_count(s, "glpk_peak_bytes");
 }
 
 /* Reads the optional "metrics" object into the plan's claims. */
@@ -204,6 +205,7 @@ static void write_solver(fp_jbuf *b, const fp_solver_info *s) {
   write_count(b, "nodes", s->nodes, &first);
   write_count(b, "rows", s->rows, &first);
   write_count(b, "cols", s->cols, &first);
+  write_count(b, "glpk_peak_bytes", s->glpk_peak_bytes, &first);
   fp_jbuf_puts(b, "}");
 }
 

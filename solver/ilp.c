@@ -21,6 +21,16 @@
 #include "solver/ilp_internal.h"
 #include "solver/solver_internal.h"
 
+void solver_thread_done(void) {
+  glp_free_env();
+}
+
+int64_t solver_glpk_peak(void) {
+  size_t tpeak = 0;
+  glp_mem_usage(NULL, NULL, NULL, &tpeak);
+  return (int64_t)tpeak;
+}
+
 double solver_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -278,6 +288,7 @@ static void record(run *R, fp_plan *out, const fp_metrics *m,
   si->nodes = R->nodes;
   si->rows = R->M && R->M->lp ? glp_get_num_rows(R->M->lp) : -1;
   si->cols = R->M && R->M->lp ? glp_get_num_cols(R->M->lp) : -1;
+  si->glpk_peak_bytes = solver_glpk_peak();
 }
 
 /* The MIP's plan, if it has one that is legal; checks that the model's

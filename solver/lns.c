@@ -12,6 +12,7 @@
  * drops, or stays and the other metric drops, so the search never cycles.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,9 @@
 #include "solver/window.h"
 
 /* Share of the time limit one window may take at most, and its bounds. */
-#define WINDOW_TIME_SHARE 0.05
-#define WINDOW_TIME_MIN 0.3
-#define WINDOW_TIME_MAX 3.0
+#define WINDOW_TIME_SHARE 0.02
+#define WINDOW_TIME_MIN 0.25
+#define WINDOW_TIME_MAX 2.0
 /* Time kept back for the final evaluation and the record. */
 #define TIME_RESERVE_SHARE 0.02
 /* Passes over the plan in a row without an improvement before stopping. */
@@ -41,7 +42,8 @@ typedef struct lns {
   sub_scratch scr;
   int32_t W; /* target nodes per window (adaptive) */
   int64_t solved, accepted;
-  double bound; /* lower bound on the objective, valid for every plan */
+  int64_t glpk_peak; /* most bytes GLPK's heap held, over all windows */
+  double bound;      /* lower bound on the objective, valid for every plan */
   uint64_t rng;
 } lns;
 
@@ -183,38 +185,103 @@ static fp_status try_splice(lns *L, const sub_problem *S, int32_t s0,
   return refresh(L, err);
 }
 
-/* Re-solves window [s0, s1) and keeps the result when it is better. */
-static fp_status solve_window(lns *L, int32_t s0, int32_t s1, bool *improved,
-                              fp_error *err) {
+/* One window's ILP: prepared against the current plan, solved (possibly
+ * on another thread: it touches nothing but its own fields), applied. */
+typedef struct window_job {
+  int32_t anchor;  /* first node of the window's first group */
+  int32_t groups;  /* groups in the window */
+  int64_t version; /* L->accepted when it was prepared */
+  bool ready;      /* has a model to solve */
   sub_problem S;
   fp_ilp_params sp;
+  fp_plan *q;
   fp_metrics qm;
-  *improved = false;
-  fp_status st = sub_window(&S, &L->scr, L->g, L->cur, L->step, L->tl,
+  fp_status st;
+  fp_error err;
+} window_job;
+
+/* Cuts window [s0, s1) out of the current plan into J.  FP_OK (J->ready
+ * false when the window has no room to improve) or an error. */
+static fp_status prepare(lns *L, int32_t s0, int32_t s1, window_job *J,
+                         fp_error *err) {
+  memset(J, 0, sizeof *J);
+  int32_t len;
+  J->anchor = fp_plan_group(L->cur, s0, &len)[0];
+  J->groups = s1 - s0;
+  J->version = L->accepted;
+  fp_status st = sub_window(&J->S, &L->scr, L->g, L->cur, L->step, L->tl,
                             &L->cur_m, L->k, s0, s1, err);
   if (st != FP_OK)
     return st;
-  fp_plan *q = fp_plan_create();
-  if (!q) {
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if (!window_params(L, &S, &sp))
-    goto fail;
-  st = fp_ilp_solve(S.g, &sp, q, &qm, err);
-  if (st == FP_EINFEASIBLE) { /* cannot happen: the window's own plan fits */
-    st = FP_OK;
-    goto fail;
-  }
-  if (st != FP_OK)
-    goto fail;
+  if (!(J->q = fp_plan_create()))
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  J->ready = window_params(L, &J->S, &J->sp);
+  return FP_OK;
+}
+
+static void solve_job(window_job *J) {
+  if (J->ready)
+    J->st = fp_ilp_solve(J->S.g, &J->sp, J->q, &J->qm, &J->err);
+}
+
+static void job_free(window_job *J) {
+  fp_plan_destroy(J->q);
+  sub_free(&J->S);
+  memset(J, 0, sizeof *J);
+}
+
+/* Keeps the job's window plan when the whole plan gets better.  When
+ * another window of the batch was accepted since the job was prepared,
+ * the window (whose groups are untouched: batches never overlap) is cut
+ * again for fresh constants; its sub-graph is the same. */
+static fp_status apply(lns *L, window_job *J, bool *improved, fp_error *err) {
+  *improved = false;
+  if (!J->ready || J->st == FP_EINFEASIBLE) /* the window's plan fits: */
+    return FP_OK;                           /* EINFEASIBLE cannot happen */
+  if (J->st != FP_OK)
+    return fp_error_set(err, J->st, "%s", J->err.msg);
   L->solved++;
-  adapt(L, fp_plan_solver_const(q));
-  st = try_splice(L, &S, s0, s1, q, &qm, improved, err);
-fail:
-  fp_plan_destroy(q);
-  sub_free(&S);
+  adapt(L, fp_plan_solver_const(J->q));
+  if (fp_plan_solver_const(J->q)->glpk_peak_bytes > L->glpk_peak)
+    L->glpk_peak = fp_plan_solver_const(J->q)->glpk_peak_bytes;
+  int32_t s0 = L->step[J->anchor], s1 = s0 + J->groups;
+  if (J->version == L->accepted)
+    return try_splice(L, &J->S, s0, s1, J->q, &J->qm, improved, err);
+  sub_problem fresh;
+  fp_status st = sub_window(&fresh, &L->scr, L->g, L->cur, L->step, L->tl,
+                            &L->cur_m, L->k, s0, s1, err);
+  if (st == FP_OK && (fresh.n != J->S.n ||
+                      memcmp(fresh.to_global, J->S.to_global,
+                             (size_t)fresh.n * sizeof *fresh.to_global) != 0))
+    st = fp_error_set(err, FP_EINTERNAL, "auto: window [%d, %d) moved", (int)s0,
+                      (int)s1);
+  if (st == FP_OK)
+    st = try_splice(L, &fresh, s0, s1, J->q, &J->qm, improved, err);
+  sub_free(&fresh);
   return st;
+}
+
+static void *job_thread(void *arg) {
+  solve_job(arg);
+  solver_thread_done(); /* this thread's GLPK environment */
+  return NULL;
+}
+
+/* Solves the prepared jobs, jobs[0] on this thread and the others on
+ * their own. */
+static void solve_batch(window_job *jobs, int32_t n) {
+  pthread_t tid[FP_AUTO_MAX_JOBS];
+  bool started[FP_AUTO_MAX_JOBS] = {false};
+  if (n == 0)
+    return;
+  for (int32_t i = 1; i < n; i++)
+    started[i] = pthread_create(&tid[i], NULL, job_thread, &jobs[i]) == 0;
+  solve_job(&jobs[0]);
+  for (int32_t i = 1; i < n; i++)
+    if (started[i])
+      pthread_join(tid[i], NULL);
+    else
+      solve_job(&jobs[i]); /* no thread: solve it here */
 }
 
 /* The end of the window that starts at step s0 and holds about L->W
@@ -290,24 +357,59 @@ static fp_status plan_pass(lns *L, window_ref **out, int32_t *count,
   return st;
 }
 
+/* Prepares up to prm->jobs windows from w[*next], which do not overlap,
+ * into jobs; returns how many.  Windows that cannot save traffic end the
+ * pass (the list is sorted). */
+static fp_status next_batch(lns *L, const window_ref *w, int32_t count,
+                            int32_t *next, window_job *jobs, int32_t *n,
+                            fp_error *err) {
+  int32_t lo[FP_AUTO_MAX_JOBS], hi[FP_AUTO_MAX_JOBS];
+  fp_status st = FP_OK;
+  *n = 0;
+  while (st == FP_OK && *next < count && *n < L->prm->jobs) {
+    const window_ref *r = &w[*next];
+    if (r->score == 0 && L->prm->objective == FP_OBJECTIVE_TRAFFIC) {
+      *next = count;
+      break;
+    }
+    int32_t s0 = L->step[r->anchor], s1 = window_end(L, s0);
+    for (int32_t i = 0; i < *n; i++)
+      if (s0 < hi[i] && lo[i] < s1)
+        return FP_OK; /* overlaps: it starts the next batch */
+    lo[*n] = s0;
+    hi[*n] = s1;
+    st = prepare(L, s0, s1, &jobs[*n], err);
+    ++*n;
+    ++*next;
+  }
+  return st;
+}
+
 /* One pass; *improved when some window was accepted. */
 static fp_status run_pass(lns *L, bool *improved, fp_error *err) {
   window_ref *w = NULL;
-  int32_t count = 0;
+  int32_t count = 0, next = 0;
+  window_job *jobs = calloc((size_t)L->prm->jobs, sizeof *jobs);
   *improved = false;
-  fp_status st = plan_pass(L, &w, &count, err);
-  for (int32_t i = 0; st == FP_OK && i < count && !out_of_time(L); i++) {
-    bool better_plan;
-    if (w[i].score == 0 && L->prm->objective == FP_OBJECTIVE_TRAFFIC)
-      break; /* sorted: the rest cannot save traffic either */
-    int32_t s0 = L->step[w[i].anchor];
-    st = solve_window(L, s0, window_end(L, s0), &better_plan, err);
-    *improved |= better_plan;
+  fp_status st = jobs ? plan_pass(L, &w, &count, err)
+                      : fp_error_set(err, FP_ENOMEM, "out of memory");
+  while (st == FP_OK && next < count && !out_of_time(L) &&
+         fp_objective_value(L->prm, &L->cur_m) > L->bound) {
+    int32_t n = 0;
+    st = next_batch(L, w, count, &next, jobs, &n, err);
+    if (st == FP_OK)
+      solve_batch(jobs, n);
+    for (int32_t i = 0; i < n; i++) {
+      bool better_plan = false;
+      if (st == FP_OK)
+        st = apply(L, &jobs[i], &better_plan, err);
+      *improved |= better_plan;
+      job_free(&jobs[i]);
+    }
     report(L, false);
-    if (fp_objective_value(L->prm, &L->cur_m) <= L->bound)
-      break; /* proved optimal */
   }
   free(w);
+  free(jobs);
   return st;
 }
 
@@ -323,6 +425,8 @@ static void record(lns *L, fp_plan *out) {
            si->bound >= si->objective ? "optimal" : "feasible");
   si->time_s = solver_now() - L->t0;
   si->nodes = L->solved;
+  int64_t here = solver_glpk_peak(); /* includes the bound's cluster ILPs */
+  si->glpk_peak_bytes = here > L->glpk_peak ? here : L->glpk_peak;
 }
 
 /* Sets up the search: limits, start plan, bound, scratch. */

@@ -26,6 +26,14 @@ fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
 fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
                             uint64_t peak_cap, fp_error *err);
 
+/* Frees the calling thread's GLPK environment (threads that solved ILPs
+ * call it before they end; GLPK keeps one environment per thread). */
+void solver_thread_done(void);
+
+/* The most bytes GLPK's heap has held on this thread (glp_mem_usage's
+ * peak since the thread's environment was created). */
+int64_t solver_glpk_peak(void);
+
 /* Seconds on a monotonic clock. */
 double solver_now(void);
 

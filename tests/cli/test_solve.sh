@@ -32,9 +32,11 @@ solve_ok() {
     "$(json_num peak_bytes "$T_OUT")"
 }
 
-for m in eager greedy greedy-lowmem greedy-peak ilp exhaustive; do
+for m in eager greedy greedy-lowmem greedy-peak ilp exhaustive auto; do
   solve_ok "$m" --method "$m"
 done
+solve_ok default
+solve_ok auto-peak --method auto --objective peak --jobs 1 --seed 3
 solve_ok eager-best --method eager --order best
 solve_ok greedy-dfs --method greedy --order dfs
 solve_ok ilp-peak --method ilp --objective peak --window exact
@@ -114,6 +116,11 @@ usage solve "$G" --method ilp --time-limit 0
 usage solve "$G" --method ilp --window -3
 usage solve "$G" --method greedy --order sideways
 usage solve "$G" --max-fusion-size 9
+usage solve "$G" --method auto --window 4
+usage solve "$G" --method auto --jobs 0
+usage solve "$G" --method auto --seed -1
+usage solve "$G" --method ilp --jobs 2
+usage solve "$G" --method greedy --seed 2
 usage pareto "$G" --points 1
 usage pareto "$G" --method greedy
 usage pareto
@@ -141,5 +148,33 @@ if t_exit 0; then
   t_true 'last point traffic <= exhaustive traffic under eager' \
     test "$last" -le "$(json_num traffic_bytes "$T/exhaustive.json")"
 fi
+
+# auto is the default method; on 7 nodes it is the exact ILP.
+t_case 'auto: default, exact on small graphs'
+t_true 'default method is auto' grep -q '"method": "auto"' "$T/default.json"
+t_eq 'auto traffic == exhaustive' "$(json_num traffic_bytes "$T/auto.json")" \
+  "$(json_num traffic_bytes "$T/exhaustive.json")"
+t_eq 'auto peak objective == exhaustive' \
+  "$(json_num peak_bytes "$T/auto-peak.json")" \
+  "$(json_num peak_bytes "$T/exh-peak.json")"
+
+# Ctrl-C: auto stops at once and writes its best plan so far, which
+# verifies; it does not wait for the 300 s limit.
+t_case 'auto: SIGINT writes the best plan so far'
+t_run "$FUSEPLAN" gen --family transformer --size 1500 --seed 4 -o "$T/big.json"
+t_exit 0
+start=$(date +%s)
+"$FUSEPLAN" solve "$T/big.json" --time-limit 300 -q -o "$T/big.plan.json" &
+pid=$!
+sleep 3
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+took=$(($(date +%s) - start))
+t_eq 'exit status after SIGINT' "$rc" 0
+t_true "stopped within 60 s (took $took s)" test "$took" -lt 60
+t_run "$FUSEPLAN" verify "$T/big.json" "$T/big.plan.json"
+t_exit 0
+t_true 'plan says auto' grep -q '"method": "auto"' "$T/big.plan.json"
 
 t_finish

@@ -1,0 +1,440 @@
+/*
+ * test_auto.c -- `--method auto`: the window sub-problems (their costs
+ * equal the whole plan's up to constants), the decomposed lower bound
+ * (never above an optimum found by enumeration), and the search itself
+ * (legal, never worse than the heuristics, limits and clock held, exact
+ * on independent blocks, reproducible, cancellable).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "heuristics/heuristics.h"
+#include "model/generate.h"
+#include "solver/solver.h"
+#include "solver/window.h"
+#include "tests/testutil.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static fp_graph *generated(fp_gen_family f, int32_t size, uint64_t seed) {
+  fp_gen_params gp;
+  fp_graph *g = NULL;
+  fp_error err;
+  fp_gen_params_init(&gp);
+  gp.family = f;
+  gp.size = size;
+  gp.seed = seed;
+  ck_assert_msg(fp_generate(&gp, &g, &err) == FP_OK, "%s", err.msg);
+  return g;
+}
+
+/* A heuristic plan of g (method by seed). */
+static fp_plan *heuristic_plan(const fp_graph *g, int seed) {
+  fp_fusion_params fp;
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_fusion_params_init(&fp, (fp_method)(seed % FP_METHOD_COUNT_));
+  fp.peak_limit = UINT64_MAX - 1; /* greedy-peak: any plan will do here */
+  ck_assert_msg(fp_fuse(g, &fp, p, &err) == FP_OK, "%s", err.msg);
+  return p;
+}
+
+static void steps_of(const fp_plan *p, int32_t *step) {
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      step[grp[i]] = t;
+  }
+}
+
+/* ---- windows ------------------------------------------------------------ */
+
+/* Cuts a random window out of a heuristic plan, re-solves it exactly, and
+ * checks that splicing the new window plan in changes the whole plan's
+ * traffic and peak exactly as the window's constants predict. */
+START_TEST(window_costs_are_the_whole_plans) {
+  tu_rng r = {(uint64_t)_i * 7919 + 3};
+  fp_graph *g = tu_random_graph(&r, 6, 16);
+  fp_plan *p = heuristic_plan(g, _i), *q = fp_plan_create(),
+          *out = fp_plan_create();
+  int32_t n = fp_graph_node_count(g), T = fp_plan_group_count(p);
+  fp_step *tl = malloc((size_t)n * sizeof *tl);
+  int32_t *step = malloc((size_t)n * sizeof *step);
+  fp_metrics pm, qm, om;
+  fp_error err;
+  sub_scratch scr;
+  sub_problem S;
+  ck_assert_int_eq(fp_plan_eval(g, p, &pm, tl, NULL), FP_OK);
+  steps_of(p, step);
+  ck_assert_int_eq(sub_scratch_init(&scr, g), 0);
+  int32_t s0 = (int32_t)tu_below(&r, (uint32_t)T);
+  int32_t s1 = s0 + 1 + (int32_t)tu_below(&r, (uint32_t)(T - s0));
+  ck_assert_msg(sub_window(&S, &scr, g, p, step, tl, &pm, 0, s0, s1, &err) ==
+                    FP_OK,
+                "%s", err.msg);
+  /* The window's own plan spliced back is the same plan. */
+  ck_assert_int_eq(sub_splice(&S, p, s0, s1, S.current, out, &err), FP_OK);
+  om = tu_eval(g, out);
+  ck_assert_uint_eq(om.traffic_bytes, pm.traffic_bytes);
+  ck_assert_uint_eq(om.peak_bytes, pm.peak_bytes);
+  /* A different window plan: the window's optimum for traffic. */
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  fp_status st = S.n <= FP_EXHAUSTIVE_MAX_NODES
+                     ? fp_exhaustive(S.g, &prm, q, &qm, &err)
+                     : fp_ilp_solve(S.g, &prm, q, &qm, &err);
+  ck_assert_msg(st == FP_OK, "%s", err.msg);
+  ck_assert_int_eq(sub_splice(&S, p, s0, s1, q, out, &err), FP_OK);
+  om = tu_eval(g, out);
+  uint64_t inside = S.const_live + qm.peak_bytes;
+  ck_assert_uint_eq(om.traffic_bytes, S.const_traffic + qm.traffic_bytes);
+  ck_assert_uint_eq(om.peak_bytes,
+                    inside > S.outside_peak ? inside : S.outside_peak);
+  ck_assert_uint_le(om.traffic_bytes, pm.traffic_bytes);
+  sub_free(&S);
+  sub_scratch_free(&scr);
+  free(tl);
+  free(step);
+  fp_plan_destroy(p);
+  fp_plan_destroy(q);
+  fp_plan_destroy(out);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- the lower bound ---------------------------------------------------- */
+
+/* The decomposed bound never exceeds the optimum that enumeration finds,
+ * for every objective; and it is at least the structural bound. */
+START_TEST(bound_below_exhaustive_optimum) {
+  tu_rng r = {(uint64_t)_i * 104729 + 11};
+  fp_graph *g = tu_random_graph(&r, 3, 8);
+  fp_bounds sb;
+  ck_assert_int_eq(fp_graph_bounds(g, &sb, NULL), FP_OK);
+  for (int obj = 0; obj < FP_OBJECTIVE_COUNT_; obj++) {
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm);
+    prm.objective = (fp_objective)obj;
+    prm.peak_limit = FP_NO_LIMIT;
+    prm.lambda = 0.25;
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    fp_error err;
+    double bound;
+    ck_assert_int_eq(fp_exhaustive(g, &prm, p, &m, &err), FP_OK);
+    ck_assert_int_eq(fp_lower_bound(g, &prm, 5.0, &bound, &err), FP_OK);
+    double opt = fp_objective_value(&prm, &m);
+    ck_assert_msg(bound <= opt, "seed %d %s: bound %.17g above optimum %.17g",
+                  _i, fp_objective_name(prm.objective), bound, opt);
+    fp_metrics s = {0};
+    s.traffic_bytes = sb.traffic_bytes;
+    s.peak_bytes = sb.peak_bytes;
+    ck_assert(bound >= fp_objective_value(&prm, &s));
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Over many tiny graphs the cluster ILPs must beat the structural bound
+ * somewhere (else they do nothing) and reach the optimum somewhere. */
+START_TEST(bound_is_stronger_than_structural) {
+  int stronger = 0, tight = 0;
+  for (int seed = 0; seed < 60; seed++) {
+    tu_rng r = {(uint64_t)seed * 104729 + 11};
+    fp_graph *g = tu_random_graph(&r, 5, 8);
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm);
+    prm.peak_limit = FP_NO_LIMIT;
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    fp_bounds sb;
+    double bound;
+    ck_assert_int_eq(fp_exhaustive(g, &prm, p, &m, NULL), FP_OK);
+    ck_assert_int_eq(fp_graph_bounds(g, &sb, NULL), FP_OK);
+    ck_assert_int_eq(fp_lower_bound(g, &prm, 5.0, &bound, NULL), FP_OK);
+    stronger += bound > (double)sb.traffic_bytes;
+    tight += bound == (double)m.traffic_bytes;
+    fp_plan_destroy(p);
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_gt(stronger, 5);
+  ck_assert_int_gt(tight, 10);
+}
+END_TEST
+
+/* On generated graphs the bound stays below every heuristic's traffic. */
+START_TEST(bound_below_heuristics_on_generated) {
+  fp_graph *g = generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_), 150,
+                          (uint64_t)_i + 1);
+  fp_ilp_params prm;
+  double bound;
+  fp_ilp_params_init(&prm);
+  ck_assert_int_eq(fp_lower_bound(g, &prm, 3.0, &bound, NULL), FP_OK);
+  for (int k = 0; k < FP_METHOD_COUNT_; k++) {
+    fp_plan *p = heuristic_plan(g, k);
+    fp_metrics m = tu_eval(g, p);
+    ck_assert_msg(bound <= (double)m.traffic_bytes, "%s: %.17g > %llu",
+                  fp_method_name((fp_method)k), bound,
+                  (unsigned long long)m.traffic_bytes);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- the search --------------------------------------------------------- */
+
+/* The best heuristic objective that meets the eager peak. */
+static double best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                             uint64_t eager_peak) {
+  double best = INFINITY;
+  for (int k = 0; k < FP_METHOD_COUNT_; k++) {
+    fp_fusion_params fp;
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    fp_fusion_params_init(&fp, (fp_method)k);
+    fp.order = FP_ORDER_BEST;
+    if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
+        fp_plan_eval(g, p, &m, NULL, NULL) == FP_OK &&
+        fp_meets_limits(prm, &m, eager_peak) &&
+        fp_objective_value(prm, &m) < best)
+      best = fp_objective_value(prm, &m);
+    fp_plan_destroy(p);
+  }
+  return best;
+}
+
+/* 500-3000 generated nodes, a 1.5 s limit: legal, limits and clock held,
+ * never worse than the heuristics, bound below the objective. */
+START_TEST(auto_on_generated_graphs) {
+  static const int32_t sizes[] = {500, 1200, 3000};
+  fp_graph *g = generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_),
+                          sizes[_i % 3], (uint64_t)_i + 5);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create(), *e = fp_plan_create();
+  fp_metrics m, em;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 1.5;
+  prm.objective = _i % 4 == 3 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
+  ck_assert_int_eq(fp_plan_make_eager(e, g, NULL), FP_OK);
+  em = tu_eval(g, e);
+  double t0 = now_s();
+  ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
+  double took = now_s() - t0;
+  ck_assert_msg(took <= 1.1 * prm.time_limit_s, "took %.3f s", took);
+  fp_metrics check = tu_eval(g, p);
+  ck_assert_uint_eq(check.traffic_bytes, m.traffic_bytes);
+  ck_assert_uint_eq(check.peak_bytes, m.peak_bytes);
+  ck_assert_uint_le(m.peak_bytes, em.peak_bytes);
+  ck_assert(fp_objective_value(&prm, &m) <=
+            best_heuristic(g, &prm, em.peak_bytes));
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  ck_assert_str_eq(si->method, "auto");
+  ck_assert(si->objective == fp_objective_value(&prm, &m));
+  ck_assert(si->bound <= si->objective && si->bound > 0);
+  ck_assert(fabs(si->gap - (si->objective - si->bound) / si->objective) <
+            1e-12);
+  fp_plan_destroy(p);
+  fp_plan_destroy(e);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Copies finalized graph `src` into `dst` with names prefixed by `pre`. */
+static void append_block(fp_graph *dst, const fp_graph *src, const char *pre) {
+  int32_t nb = fp_graph_buffer_count(src), n = fp_graph_node_count(src);
+  int32_t *bmap = malloc((size_t)nb * sizeof *bmap), base;
+  char name[256];
+  fp_error err;
+  for (int32_t b = 0; b < nb; b++) {
+    const fp_buffer *buf = fp_graph_buffer(src, b);
+    snprintf(name, sizeof name, "%s%s", pre, buf->name);
+    bmap[b] = fp_graph_add_buffer(dst, name, buf->bytes, buf->input,
+                                  buf->freeable, &err);
+    ck_assert_msg(bmap[b] >= 0, "%s", err.msg);
+  }
+  base = -1;
+  for (int32_t v = 0; v < n; v++) {
+    const fp_node *nd = fp_graph_node(src, v);
+    fp_read reads[16];
+    int32_t writes[16];
+    ck_assert(nd->n_reads <= 16 && nd->n_writes <= 16);
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      reads[i] = nd->reads[i];
+      reads[i].buffer = bmap[nd->reads[i].buffer];
+    }
+    for (int32_t i = 0; i < nd->n_writes; i++)
+      writes[i] = bmap[nd->writes[i]];
+    snprintf(name, sizeof name, "%s%s", pre, nd->name);
+    fp_node_spec spec = {name,       nd->kind,    nd->numel,
+                         nd->rnumel, nd->n_reads, nd->n_writes,
+                         reads,      writes,      &nd->op};
+    int32_t id = fp_graph_add_node(dst, &spec, &err);
+    ck_assert_msg(id >= 0, "%s", err.msg);
+    base = base < 0 ? id : base;
+  }
+  for (int32_t i = 0; i < fp_graph_output_count(src); i++)
+    ck_assert_int_eq(
+        fp_graph_add_output(dst, bmap[fp_graph_output(src, i)], NULL), FP_OK);
+  for (int32_t i = 0; i < fp_graph_unfusible_count(src); i++) {
+    int32_t u, v;
+    fp_graph_unfusible_pair(src, i, &u, &v);
+    ck_assert_int_eq(fp_graph_add_unfusible(dst, base + u, base + v, NULL),
+                     FP_OK);
+  }
+  free(bmap);
+}
+
+/* A graph of independent blocks has the sum of the blocks' optima as its
+ * optimum (no peak limit): auto must find it. */
+START_TEST(auto_exact_on_independent_blocks) {
+  tu_rng r = {(uint64_t)_i * 31337 + 5};
+  fp_graph *whole = fp_graph_create("blocks");
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  prm.time_limit_s = 20;
+  uint64_t sum = 0;
+  int32_t k = FP_DEFAULT_MAX_FUSION_SIZE;
+  fp_graph *blocks[10];
+  for (int i = 0; i < 10; i++) {
+    blocks[i] = tu_random_graph(&r, 5, 7);
+    int32_t bk = fp_graph_max_fusion_size(blocks[i]);
+    k = bk < k ? bk : k;
+  }
+  ck_assert_int_eq(fp_graph_set_max_fusion_size(whole, k, NULL), FP_OK);
+  for (int i = 0; i < 10; i++) {
+    char pre[16];
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    snprintf(pre, sizeof pre, "k%d.", i);
+    append_block(whole, blocks[i], pre);
+    prm.max_fusion_size = k;
+    ck_assert_int_eq(fp_exhaustive(blocks[i], &prm, p, &m, NULL), FP_OK);
+    sum += m.traffic_bytes;
+    fp_plan_destroy(p);
+    fp_graph_destroy(blocks[i]);
+  }
+  prm.max_fusion_size = 0;
+  ck_assert_int_eq(fp_graph_finalize(whole, NULL), FP_OK);
+  ck_assert_int_gt(fp_graph_node_count(whole), FP_ILP_EXACT_NODES);
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  ck_assert_msg(fp_auto_solve(whole, &prm, p, &m, &err) == FP_OK, "%s",
+                err.msg);
+  ck_assert_uint_eq(m.traffic_bytes, sum);
+  ck_assert(fp_plan_solver(p)->bound <= (double)sum);
+  fp_plan_destroy(p);
+  fp_graph_destroy(whole);
+}
+END_TEST
+
+/* Same seed, one job: the same plan, group for group. */
+START_TEST(auto_is_reproducible) {
+  fp_graph *g = generated(FP_GEN_RANDOM, 50, 3);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 30; /* converges long before: no clock cut */
+  prm.seed = 7;
+  fp_plan *a = fp_plan_create(), *b = fp_plan_create();
+  ck_assert_int_eq(fp_auto_solve(g, &prm, a, NULL, NULL), FP_OK);
+  ck_assert_int_eq(fp_auto_solve(g, &prm, b, NULL, NULL), FP_OK);
+  ck_assert_int_eq(fp_plan_group_count(a), fp_plan_group_count(b));
+  for (int32_t t = 0; t < fp_plan_group_count(a); t++) {
+    int32_t la, lb;
+    const int32_t *ga = fp_plan_group(a, t, &la),
+                  *gb = fp_plan_group(b, t, &lb);
+    ck_assert_int_eq(la, lb);
+    ck_assert(memcmp(ga, gb, (size_t)la * sizeof *ga) == 0);
+  }
+  fp_plan_destroy(a);
+  fp_plan_destroy(b);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A raised cancel flag stops the search at once with a legal plan. */
+START_TEST(auto_cancel_returns_a_plan) {
+  fp_graph *g = generated(FP_GEN_TRANSFORMER, 1000, 2);
+  static volatile sig_atomic_t stop = 1;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 120;
+  prm.cancel = &stop;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  double t0 = now_s();
+  ck_assert_int_eq(fp_auto_solve(g, &prm, p, &m, NULL), FP_OK);
+  ck_assert(now_s() - t0 < 30);
+  tu_eval(g, p);
+  ck_assert_str_eq(fp_plan_solver(p)->method, "auto");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(auto_bad_params_and_infeasible) {
+  fp_graph *g = generated(FP_GEN_MLP, 60, 1);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.jobs = 0;
+  ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EARG);
+  ck_assert(strstr(err.msg, "jobs") != NULL);
+  fp_ilp_params_init(&prm);
+  prm.node_limit = -1;
+  ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EARG);
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = 1;
+  ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EINFEASIBLE);
+  ck_assert(strstr(err.msg, "lowest peak known") != NULL);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("auto");
+  TCase *w = tcase_create("windows");
+  tcase_set_timeout(w, 120);
+  tcase_add_loop_test(w, window_costs_are_the_whole_plans, 0, 80);
+  suite_add_tcase(s, w);
+  TCase *b = tcase_create("bound");
+  tcase_set_timeout(b, 300);
+  tcase_add_loop_test(b, bound_below_exhaustive_optimum, 0, 150);
+  tcase_add_test(b, bound_is_stronger_than_structural);
+  tcase_add_loop_test(b, bound_below_heuristics_on_generated, 0, 4);
+  suite_add_tcase(s, b);
+  TCase *a = tcase_create("search");
+  tcase_set_timeout(a, 300);
+  tcase_add_loop_test(a, auto_on_generated_graphs, 0, 6);
+  suite_add_tcase(s, a);
+  TCase *x = tcase_create("blocks");
+  tcase_set_timeout(x, 300);
+  tcase_add_loop_test(x, auto_exact_on_independent_blocks, 0, 3);
+  suite_add_tcase(s, x);
+  TCase *o = tcase_create("operation");
+  tcase_set_timeout(o, 300);
+  tcase_add_test(o, auto_is_reproducible);
+  tcase_add_test(o, auto_cancel_returns_a_plan);
+  tcase_add_test(o, auto_bad_params_and_infeasible);
+  suite_add_tcase(s, o);
+  return s;
+}
+
+int main(void) {
+  return tu_run(suite());
+}
