@@ -48,6 +48,31 @@ trap 'rm -f "$tmp"' EXIT
   echo "heuristic's plan at the same peak limit."
   echo
   "$builddir/bench/bench_ilp" ${FP_BENCH_ILP:-}
+  echo
+  echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
+  echo
+  echo "\`--method auto\` (default settings, one job, peak limit = the eager"
+  echo "peak) against every heuristic on the same graphs, in one run.  Cells:"
+  echo "traffic x / peak x are ratios to the eager plan.  Gap: against auto's"
+  echo "own lower bound (docs/solver.md, \"Bounds\"), valid for every plan."
+  echo "Saves: traffic auto's plan saves against the best heuristic plan"
+  echo "whose peak is within the eager peak (auto's starting point).  Windows:"
+  echo "window ILPs solved.  The two limits ran side by side, one per core."
+  echo
+  long=$(mktemp)
+  # shellcheck disable=SC2086
+  "$builddir/bench/bench_auto" "${FP_BENCH_AUTO_LONG_S:-300}" \
+    ${FP_BENCH_AUTO_LONG:-transformer:1000 transformer:10000} >"$long" &
+  # shellcheck disable=SC2086
+  "$builddir/bench/bench_auto" "${FP_BENCH_AUTO_S:-60}" \
+    ${FP_BENCH_AUTO:-transformer:1000 convnet:1000 random:1000 mlp:1000 \
+      transformer:3000 convnet:3000 random:3000 transformer:10000 \
+      convnet:10000} $(ls "$srcdir"/data/graphs/*.json* 2>/dev/null |
+      grep -v '\.plan\.json' || true)
+  wait
+  echo
+  cat "$long"
+  rm -f "$long"
 } >"$tmp"
 cp "$tmp" "$out"
 echo "wrote $out"
