@@ -28,7 +28,7 @@
  * 200-node transformer: 1.148e9 at 8 nodes in 0.11 s, 1.167e9 at 12 in
  * 0.2 s, 1.139e9 at 24 in 8 s, where more clusters stop at the node
  * limit); larger ones see more interactions when they are solved. */
-static const int32_t cluster_sizes[] = {8, 12, 16, 24};
+static const int32_t cluster_sizes[SOLVER_MAX_PARTITIONS] = {8, 12, 16, 24};
 /* Branch-and-bound nodes per cluster ILP. */
 #define CLUSTER_NODE_LIMIT 50
 /* Wall-clock cap per cluster ILP, seconds. */
@@ -286,6 +286,7 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
   p.time_limit_s = left < CLUSTER_TIME ? left : CLUSTER_TIME;
   p.node_limit = CLUSTER_NODE_LIMIT;
   p.cancel = prm->cancel;
+  p.cluster_cuts = 0; /* no recursion */
   fp_plan *q = fp_plan_create();
   if (!q)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -299,40 +300,42 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
   return st == FP_ENOMEM ? st : FP_OK; /* no ILP bound: keep structural */
 }
 
-/* Sum over clusters of their traffic bounds.  FP_OK or FP_ENOMEM. */
-static fp_status decomposed_traffic(const fp_graph *g, const fp_ilp_params *prm,
-                                    int32_t size, double deadline,
-                                    uint64_t *out, fp_error *err) {
+/* One partition into clusters of at most `size` nodes, each with its
+ * traffic bound, into *part.  FP_OK or FP_ENOMEM. */
+static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
+                                  int32_t size, double deadline,
+                                  solver_partition *part, fp_error *err) {
   clusters C = {0};
-  C.size = size;
   cluster_build B = {0};
   int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
   fp_status st = FP_OK;
-  uint64_t sum = 0;
   int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
                                        : fp_graph_max_fusion_size(g);
+  C.size = size;
   B.g = g;
   B.C = &C;
   B.node_map = malloc(((size_t)n + 1) * sizeof *B.node_map);
   B.buf_map = malloc(((size_t)nb + 1) * sizeof *B.buf_map);
   B.members = malloc(((size_t)n + 1) * sizeof *B.members);
   if (!B.node_map || !B.buf_map || !B.members || make_clusters(g, &C) != 0 ||
-      index_clusters(g, &C) != 0) {
+      index_clusters(g, &C) != 0 ||
+      !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto fail;
   }
   memset(B.node_map, 0xff, (size_t)n * sizeof *B.node_map);
   memset(B.buf_map, 0xff, (size_t)nb * sizeof *B.buf_map);
   for (int32_t c = 0; st == FP_OK && c < C.count; c++) {
-    uint64_t lb = 0;
     st = build_cluster(&B, c, k, err);
     if (st == FP_OK)
-      st = cluster_bound(&B, prm, deadline, &lb, err);
+      st = cluster_bound(&B, prm, deadline, &part->lb[c], err);
     fp_graph_destroy(B.sg);
     B.sg = NULL;
-    sum += lb;
+    part->total += part->lb[c];
   }
-  *out = sum;
+  part->count = C.count;
+  part->of = C.of; /* handed over */
+  C.of = NULL;
 fail:
   free(B.node_map);
   free(B.buf_map);
@@ -341,24 +344,49 @@ fail:
   return st;
 }
 
-fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
-                         double time_s, double *bound, fp_error *err) {
+void solver_cuts_free(solver_cuts *cuts) {
+  for (int32_t i = 0; i < cuts->n; i++) {
+    free(cuts->part[i].of);
+    free(cuts->part[i].lb);
+  }
+  memset(cuts, 0, sizeof *cuts);
+}
+
+fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
+                              double time_s, solver_cuts *cuts, fp_error *err) {
   fp_error local; /* the helpers read err->code */
   err = err ? err : &local;
+  memset(cuts, 0, sizeof *cuts);
+  double deadline = solver_now() + time_s;
+  for (size_t i = 0; i < sizeof cluster_sizes / sizeof *cluster_sizes &&
+                     solver_now() < deadline && !(prm->cancel && *prm->cancel);
+       i++) {
+    solver_partition *part = &cuts->part[cuts->n++];
+    fp_status st =
+        partition_bounds(g, prm, cluster_sizes[i], deadline, part, err);
+    if (st != FP_OK) {
+      solver_cuts_free(cuts);
+      return st;
+    }
+    cuts->best = part->total > cuts->best ? part->total : cuts->best;
+  }
+  return FP_OK;
+}
+
+fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
+                         double time_s, double *bound, fp_error *err) {
   fp_bounds lb;
   fp_status st = fp_graph_bounds(g, &lb, err);
   if (st != FP_OK)
     return st;
-  double deadline = solver_now() + time_s;
-  for (size_t i = 0; prm->objective != FP_OBJECTIVE_PEAK && time_s > 0 &&
-                     i < sizeof cluster_sizes / sizeof *cluster_sizes &&
-                     solver_now() < deadline;
-       i++) {
-    uint64_t t = 0;
-    st = decomposed_traffic(g, prm, cluster_sizes[i], deadline, &t, err);
+  if (prm->objective != FP_OBJECTIVE_PEAK && time_s > 0) {
+    solver_cuts cuts;
+    st = solver_traffic_cuts(g, prm, time_s, &cuts, err);
     if (st != FP_OK)
       return st;
-    lb.traffic_bytes = t > lb.traffic_bytes ? t : lb.traffic_bytes;
+    lb.traffic_bytes =
+        cuts.best > lb.traffic_bytes ? cuts.best : lb.traffic_bytes;
+    solver_cuts_free(&cuts);
   }
   fp_metrics m = {0};
   m.traffic_bytes = lb.traffic_bytes;

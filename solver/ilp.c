@@ -53,7 +53,11 @@ typedef struct run {
   double last_report;
   int glp_status; /* glp_mip_status, or 0 when not run */
   bool glpk_failed;
+  solver_cuts cuts; /* cluster bounds: rows of the model, and a bound */
 } run;
+
+/* Share of the time limit spent on the cluster cuts (bound.c). */
+#define CUTS_TIME_SHARE 0.1
 
 /* ---- warm start -------------------------------------------------------- */
 
@@ -260,16 +264,22 @@ static double global_bound(const run *R) {
   double b = 0;
   if (fp_graph_bounds(R->g, &lb, NULL) == FP_OK) {
     fp_metrics s = {0};
+    if (R->cuts.best > lb.traffic_bytes) /* valid for every plan too */
+      lb.traffic_bytes = R->cuts.best;
     s.traffic_bytes = lb.traffic_bytes;
     s.peak_bytes = lb.peak_bytes;
     b = fp_objective_value(R->prm, &s);
   }
   if (R->M && R->M->exact && isfinite(R->bound)) {
     double mip = R->bound * R->M->scale;
-    if (R->prm->objective != FP_OBJECTIVE_WEIGHTED)
-      mip = ceil(mip - 1e-6 * (1 + fabs(mip)));
+    if (R->prm->objective != FP_OBJECTIVE_WEIGHTED) /* whole model units */
+      mip = ceil(R->bound - 1e-6 * (1 + fabs(R->bound))) * R->M->scale;
     b = mip > b ? mip : b;
   }
+  /* Traffic and peak are sums of byte counts, so multiples of their GCD,
+   * the model's scale: a bound rounds up to the next multiple. */
+  if (R->M && R->prm->objective != FP_OBJECTIVE_WEIGHTED)
+    b = ceil(b / R->M->scale - 1e-9) * R->M->scale;
   return b;
 }
 
@@ -279,10 +289,13 @@ static void record(run *R, fp_plan *out, const fp_metrics *m,
   fp_solver_info *si = fp_plan_solver(out);
   fp_solver_info_init(si);
   snprintf(si->method, sizeof si->method, "ilp");
-  snprintf(si->status, sizeof si->status, "%s", status);
   si->objective = fp_objective_value(R->prm, m);
   si->bound = strcmp(status, "optimal") == 0 ? si->objective : global_bound(R);
   si->bound = si->bound > si->objective ? si->objective : si->bound;
+  /* A bound valid for every plan that reaches the objective proves it. */
+  if (strcmp(status, "feasible") == 0 && si->bound >= si->objective)
+    status = "optimal";
+  snprintf(si->status, sizeof si->status, "%s", status);
   si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
   si->time_s = solver_now() - R->t0;
   si->nodes = R->nodes;
@@ -378,9 +391,18 @@ static fp_status build_and_solve(run *R, fp_error *err) {
     local.window = fp_graph_node_count(R->g) <= FP_ILP_EXACT_NODES || !R->warm
                        ? FP_ILP_WINDOW_EXACT
                        : FP_ILP_AUTO_WINDOW;
+  /* Cluster cuts pay only where traffic counts: in the objective, or
+   * under a traffic limit. */
+  if (R->prm->cluster_cuts && (R->prm->objective != FP_OBJECTIVE_PEAK ||
+                               R->prm->traffic_limit != FP_NO_LIMIT)) {
+    fp_status st = solver_traffic_cuts(
+        R->g, R->prm, CUTS_TIME_SHARE * R->prm->time_limit_s, &R->cuts, err);
+    if (st != FP_OK)
+      return st;
+  }
   R->M = calloc(1, sizeof *R->M);
   if (!R->M || ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
-                         R->prm->traffic_limit) != 0)
+                         R->prm->traffic_limit, &R->cuts) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
   fp_status st = export_model(R->M, R->prm, err);
@@ -477,6 +499,7 @@ done:
   free(R.M);
   free(R.warm_x);
   fp_plan_destroy(R.warm);
+  solver_cuts_free(&R.cuts);
   glp_term_hook(NULL, NULL);
   return st;
 }

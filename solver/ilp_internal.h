@@ -19,6 +19,7 @@
 
 #include "model/eval.h"
 #include "solver/solver.h"
+#include "solver/solver_internal.h"
 
 typedef struct ilp_model {
   const fp_graph *g;
@@ -46,10 +47,12 @@ typedef struct ilp_model {
 } ilp_model;
 
 /* Builds the model: windows (exact from the graph, narrowed around
- * `warm` when prm->window >= 0), columns, rows, objective, names.  0, or
- * -1 when out of memory. */
+ * `warm` when prm->window >= 0), columns, rows, objective, names, and
+ * the cluster rows of `cuts` (may be NULL).  0, or -1 when out of
+ * memory. */
 int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
-              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap);
+              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap,
+              const solver_cuts *cuts);
 
 /* Frees the model and its glp_prob.  Safe on a zeroed model. */
 void ilp_free(ilp_model *M);

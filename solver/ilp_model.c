@@ -21,6 +21,9 @@
  *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
  *               directly in y)
  *   traffic     traffic <= limit (objective peak only)
+ *   cluster     sum over the buffers of a cluster S of their traffic terms
+ *               >= lb(S), the cluster's bound from bound.c (valid for
+ *               every legal plan: docs/solver.md, "Bounds")
  * Each "definition" row (class use, materialize, read, live, peak) bounds
  * exactly one continuous column from below; ilp_plan_columns uses that to
  * compute the exact column values of any plan.
@@ -101,8 +104,34 @@ typedef struct builder {
   rowbuf traffic; /* the traffic expression, for the traffic-limit row */
   double wt, wp;  /* objective weights of traffic and of P */
   int32_t *lbase, *lt0, *lt1; /* per buffer: first l column, its steps */
+  int *rfirst, *rlast;        /* per buffer: its r columns (0: none) */
+  double *fixed;              /* per buffer: traffic units fixed by the graph */
+  double *units;              /* per column: its traffic units (0: none) */
+  int units_cap;
   bool oom;
 } builder;
+
+/* Records that column `col` carries `units` of buffer b's traffic. */
+static void note_traffic(builder *B, int32_t b, int col, double units) {
+  if (col >= B->units_cap) {
+    int cap = B->units_cap ? 2 * B->units_cap : 1024;
+    while (cap <= col)
+      cap *= 2;
+    double *p = realloc(B->units, (size_t)cap * sizeof *p);
+    if (!p) {
+      B->oom = true;
+      return;
+    }
+    memset(p + B->units_cap, 0, (size_t)(cap - B->units_cap) * sizeof *p);
+    B->units = p;
+    B->units_cap = cap;
+  }
+  B->units[col] = units;
+  if (B->M->mcol[b] != col) {
+    B->rfirst[b] = B->rfirst[b] ? B->rfirst[b] : col;
+    B->rlast[b] = col;
+  }
+}
 
 /* Adds the row `expr (lo..up)` (either bound may be +-HUGE_VAL), moving
  * the expression's constant to the bounds.  A row with no column is
@@ -547,12 +576,14 @@ static void add_materialize(builder *B, int32_t b) {
   if (M->mfix[b] == 1) {
     M->obj_const += B->wt * units;
     B->traffic.cst += units;
+    B->fixed[b] = units;
   }
   if (M->mfix[b] != -1)
     return;
   M->mcol[b] = add_col(M, false, 1, B->wt * units,
                        make_name(nm, sizeof nm, "m", buf->name, b, -1));
   B->oom |= !rb_col(&B->traffic, M->mcol[b], units);
+  note_traffic(B, b, M->mcol[b], units);
   int32_t p = buf->writer;
   for (int32_t i = 0; i < buf->n_readers; i++) {
     int32_t c = buf->readers[i];
@@ -612,6 +643,7 @@ static void add_read_level(builder *B, int32_t b, int32_t j, uint64_t delta,
     int col = add_col(M, false, 1, B->wt * units,
                       make_name(nm, sizeof nm, "r", buf->name, j, t));
     B->oom |= !rb_col(&B->traffic, col, units);
+    note_traffic(B, b, col, units);
     for (int32_t q = 0; q < nq; q++) {
       bool any = false, writer = false;
       for (int32_t i = 0; i < nr; i++)
@@ -775,9 +807,13 @@ static bool alloc_model(ilp_model *M, builder *B) {
   B->lbase = calloc(nb, sizeof *B->lbase);
   B->lt0 = calloc(nb, sizeof *B->lt0);
   B->lt1 = calloc(nb, sizeof *B->lt1);
+  B->rfirst = calloc(nb, sizeof *B->rfirst);
+  B->rlast = calloc(nb, sizeof *B->rlast);
+  B->fixed = calloc(nb, sizeof *B->fixed);
   M->lp = glp_create_prob();
   return M->lo && M->hi && M->ycol && M->zcol && M->mcol && M->mfix &&
-         B->lbase && B->lt0 && B->lt1 && M->lp;
+         B->lbase && B->lt0 && B->lt1 && B->rfirst && B->rlast && B->fixed &&
+         M->lp;
 }
 
 /* materialize, read, live and peak families, in that order (see the file
@@ -804,6 +840,59 @@ static bool add_cost_rows(builder *B) {
   return true;
 }
 
+/* The buffers of partition `part` grouped by cluster (counting sort)
+ * into order; returns how many, or -1 out of memory. */
+static int32_t by_cluster(const solver_partition *part, int32_t nb,
+                          int32_t *order) {
+  int32_t *start = calloc((size_t)part->count + 1, sizeof *start), n = 0;
+  if (!start)
+    return -1;
+  for (int32_t b = 0; b < nb; b++)
+    if (part->of[b] >= 0)
+      start[part->of[b] + 1]++, n++;
+  for (int32_t c = 0; c < part->count; c++)
+    start[c + 1] += start[c];
+  for (int32_t b = 0; b < nb; b++)
+    if (part->of[b] >= 0)
+      order[start[part->of[b]]++] = b;
+  free(start);
+  return n;
+}
+
+/* cluster rows: for each partition and cluster S with a positive bound,
+ * the traffic terms of S's buffers >= lb(S), rounded up to whole units
+ * (every term is a multiple of the scale). */
+static void add_cluster_rows(builder *B, const solver_cuts *cuts) {
+  ilp_model *M = B->M;
+  int32_t nb = fp_graph_buffer_count(M->g);
+  int32_t *order = malloc(((size_t)nb + 1) * sizeof *order);
+  char nm[64];
+  B->oom |= !order;
+  for (int32_t p = 0; order && cuts && p < cuts->n; p++) {
+    const solver_partition *part = &cuts->part[p];
+    int32_t n = by_cluster(part, nb, order);
+    B->oom |= n < 0;
+    for (int32_t i = 0; i < n;) {
+      int32_t c = part->of[order[i]];
+      for (; i < n && part->of[order[i]] == c; i++) {
+        int32_t b = order[i];
+        B->rb.cst += B->fixed[b];
+        if (M->mcol[b])
+          B->oom |= !rb_col(&B->rb, M->mcol[b], B->units[M->mcol[b]]);
+        for (int col = B->rfirst[b]; col && col <= B->rlast[b]; col++)
+          B->oom |= !rb_col(&B->rb, col, B->units[col]);
+      }
+      snprintf(nm, sizeof nm, "cluster_%d_%d", (int)p, (int)c);
+      if (part->lb[c] > 0)
+        add_row(B, ceil((double)part->lb[c] / M->scale - 1e-9), HUGE_VAL, nm,
+                0);
+      B->rb.n = 0;
+      B->rb.cst = 0;
+    }
+  }
+  free(order);
+}
+
 /* Objective direction and the P column (added before any row uses it). */
 static void add_objective(builder *B) {
   ilp_model *M = B->M;
@@ -820,7 +909,8 @@ static void add_objective(builder *B) {
 }
 
 int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
-              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap) {
+              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap,
+              const solver_cuts *cuts) {
   builder B;
   memset(M, 0, sizeof *M);
   memset(&B, 0, sizeof B);
@@ -859,6 +949,7 @@ int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
     B.rb.cst = B.traffic.cst;
     add_row(&B, -HUGE_VAL, (double)traffic_cap / M->scale, "traffic_limit", 0);
   }
+  add_cluster_rows(&B, cuts);
   glp_set_obj_coef(M->lp, 0, M->obj_const);
   rc = B.oom ? -1 : 0;
 done:
@@ -870,6 +961,10 @@ done:
   free(B.lbase);
   free(B.lt0);
   free(B.lt1);
+  free(B.rfirst);
+  free(B.rlast);
+  free(B.fixed);
+  free(B.units);
   return rc;
 }
 

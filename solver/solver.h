@@ -89,6 +89,9 @@ typedef struct fp_ilp_params {
                                           the best plan so far, once
                                           *cancel != 0 (e.g. set from a
                                           SIGINT handler) */
+  int cluster_cuts; /* 1 (default): strengthen the ILP with the cluster
+                       cuts of fp_lower_bound (docs/solver.md, "Bounds"),
+                       spending up to 10% of the time on them; 0: none */
   /* --method auto (fp_auto_solve) only: */
   int32_t jobs;  /* >= 1: windows solved in parallel (default 1) */
   uint64_t seed; /* window placement; same seed, jobs 1 and no time-limit

@@ -26,6 +26,32 @@ fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
 fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
                             uint64_t peak_cap, fp_error *err);
 
+/* A partition of the buffers into clusters, each with a lower bound on
+ * its share of the traffic of every legal plan (bound.c). */
+typedef struct solver_partition {
+  int32_t count;  /* clusters */
+  int32_t *of;    /* buffer -> cluster, -1 for buffers in none */
+  uint64_t *lb;   /* per cluster: bytes */
+  uint64_t total; /* sum of lb: a lower bound on the traffic */
+} solver_partition;
+
+#define SOLVER_MAX_PARTITIONS 4
+
+/* The partitions bound.c had time for, and the best total. */
+typedef struct solver_cuts {
+  int32_t n;
+  solver_partition part[SOLVER_MAX_PARTITIONS];
+  uint64_t best;
+} solver_cuts;
+
+/* Computes partitions (cluster sizes 8, 12, 16, 24 in turn) within
+ * time_s seconds.  Every cluster's bound holds for every legal plan, so
+ * "the cluster's traffic terms >= lb" is a valid cut for the ILP.  Fills
+ * *cuts (free with solver_cuts_free); FP_ENOMEM. */
+fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
+                              double time_s, solver_cuts *cuts, fp_error *err);
+void solver_cuts_free(solver_cuts *cuts);
+
 /* Frees the calling thread's GLPK environment (threads that solved ILPs
  * call it before they end; GLPK keeps one environment per thread). */
 void solver_thread_done(void);
