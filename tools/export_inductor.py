@@ -124,6 +124,10 @@ def build_model(name, batch, seq):
 
 
 def _prod(xs):
+    """Product of a size tuple (CPU groups); a number passes through (Triton
+    groups are already products)."""
+    if not isinstance(xs, (tuple, list)):
+        return int(xs)
     p = 1
     for x in xs:
         p *= int(x)
@@ -644,7 +648,7 @@ def _finish(cap, name, model, batch, torch_version, extra):
     cap.meta.update(
         {
             "source": f"tools/export_inductor.py: torch.compile (inductor, CPU) of {model}, "
-            f"batch {batch}, {cap.which} graph",
+            f"batch {batch}, {cap.which} graph, {extra['inductor_cpu_backend']} scheduling",
             "model": model,
             "batch": batch,
             "graph": cap.which,
@@ -693,6 +697,11 @@ def main(argv=None):
     ap.add_argument("--name", help="graph name prefix (default: the model name)")
     ap.add_argument("--out", default=".", help="output directory (default .)")
     ap.add_argument("--plain", action="store_true", help="write .json instead of .json.gz")
+    ap.add_argument("--cpu-backend", default="cpp", choices=["cpp", "triton"],
+                    help="Inductor's CPU backend, whose scheduling decides the fusions: "
+                    "cpp (the default, C++/OpenMP kernels) or triton (the Triton "
+                    "scheduling that GPUs use, run on the CPU graph; experimental in "
+                    "Inductor, but nothing is compiled here)")
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
     args = ap.parse_args(argv)
 
@@ -701,6 +710,9 @@ def main(argv=None):
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     state = {"current": None, "captures": []}
     backend = _install(state)
+    import torch._inductor.config as ic
+
+    ic.cpu_backend = args.cpu_backend
     model, x, loss_fn = build_model(args.model, args.batch, args.seq)
     model.train()
     t0 = time.time()
@@ -718,7 +730,9 @@ def main(argv=None):
         k = seen.get(cap.which, 0)
         seen[cap.which] = k + 1
         base = name if k == 0 else f"{name}{k}"
-        extra = {"seq": args.seq} if args.model.startswith("gpt2") else {}
+        extra = {"inductor_cpu_backend": args.cpu_backend}
+        if args.model.startswith("gpt2"):
+            extra["seq"] = args.seq
         g, plan = _finish(cap, base, args.model, args.batch, torch.__version__, extra)
         gp = os.path.join(args.out, f"{base}.{cap.which}{ext}")
         pp = os.path.join(args.out, f"{base}.{cap.which}.inductor.plan{ext}")
