@@ -18,10 +18,10 @@ if [ -z "$fp" ]; then
     fi
   done
 fi
-[ -n "$fp" ] && [ -x "$fp" ] || {
+if [ -z "$fp" ] || [ ! -x "$fp" ]; then
   echo "bench/corpus.sh: no fuseplan binary (pass its path)" >&2
   exit 2
-}
+fi
 dir=${FP_CORPUS_DIR:-$srcdir/data/graphs}
 ilp_s=${FP_CORPUS_ILP_S:-10}
 tmp=$(mktemp -d)

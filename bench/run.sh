@@ -48,6 +48,17 @@ trap 'rm -f "$tmp"' EXIT
   echo "heuristic's plan at the same peak limit."
   echo
   "$builddir/bench/bench_ilp" ${FP_BENCH_ILP:-}
+  echo
+  echo "## Real graphs (issue: corpus)"
+  echo
+  echo "The corpus in data/graphs: PyTorch Inductor's pre-fusion scheduler"
+  echo "graphs of real models (one training step, forward and backward; see"
+  echo "data/graphs/README.md and docs/exporter.md), Inductor's own plan for"
+  echo "each, and fuseplan's methods on the same graph (ILP: wall-clock limit"
+  echo "\`FP_CORPUS_ILP_S\`, default 10 s per graph).  Ratios are to the eager"
+  echo "plan (every node alone, listed order).  \`bench/corpus.sh\` prints this."
+  echo
+  bash "$srcdir/bench/corpus.sh" "$builddir/fuseplan"
 } >"$tmp"
 cp "$tmp" "$out"
 echo "wrote $out"
