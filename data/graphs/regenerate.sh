@@ -4,7 +4,7 @@
 #
 # Usage: PYTHON=/path/to/venv/bin/python data/graphs/regenerate.sh
 # (a python with the torch and timm of tools/requirements.txt).  Nothing is
-# compiled or executed: about 10 minutes on 2 cores, ~1.5 GB of memory.
+# compiled or executed: about 7 minutes on 2 cores, ~1.1 GB of memory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
