@@ -49,6 +49,17 @@ trap 'rm -f "$tmp"' EXIT
   echo
   "$builddir/bench/bench_ilp" ${FP_BENCH_ILP:-}
   echo
+  echo "## Real graphs (issue: corpus)"
+  echo
+  echo "The corpus in data/graphs: PyTorch Inductor's pre-fusion scheduler"
+  echo "graphs of real models (one training step, forward and backward; see"
+  echo "data/graphs/README.md and docs/exporter.md), Inductor's own plan for"
+  echo "each, and fuseplan's methods on the same graph (auto: wall-clock limit"
+  echo "\`FP_CORPUS_AUTO_S\`, default 10 s per graph).  Ratios are to the eager"
+  echo "plan (every node alone, listed order).  \`bench/corpus.sh\` prints this."
+  echo
+  bash "$srcdir/bench/corpus.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"
@@ -67,8 +78,9 @@ trap 'rm -f "$tmp"' EXIT
   "$builddir/bench/bench_auto" "${FP_BENCH_AUTO_S:-60}" \
     ${FP_BENCH_AUTO:-transformer:1000 convnet:1000 random:1000 mlp:1000 \
       transformer:3000 convnet:3000 random:3000 transformer:10000 \
-      convnet:10000} $(ls "$srcdir"/data/graphs/*.json* 2>/dev/null |
-      grep -v '\.plan\.json' || true)
+      convnet:10000} $(for g in volo_d1_224.bwd volo_d1_224.fwd resnet50.bwd \
+      deit_small_patch16_224.bwd convnext_tiny.bwd gpt2.bwd; do
+      ls "$srcdir/data/graphs/$g.json.gz" 2>/dev/null; done)
   wait
   echo
   cat "$long"

@@ -1,0 +1,45 @@
+#!/bin/sh
+# data/graphs/regenerate.sh -- re-exports the whole corpus with
+# tools/export_inductor.py and prints the table of data/graphs/README.md.
+#
+# Usage: PYTHON=/path/to/venv/bin/python data/graphs/regenerate.sh
+# (a python with the torch and timm of tools/requirements.txt).  Nothing is
+# compiled or executed: about 7 minutes on 2 cores, ~1.1 GB of memory.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+py=${PYTHON:-python3}
+ex="$py $top/tools/export_inductor.py --out $here"
+
+if [ "${1:-}" != --table-only ]; then
+  $ex volo_d1_224 --batch 64
+  $ex volo_d1_224 --batch 64 --cpu-backend triton --name volo_d1_224-triton
+  $ex resnet50 --batch 64
+  $ex resnet50 --batch 64 --cpu-backend triton --name resnet50-triton
+  $ex deit_small_patch16_224 --batch 64
+  $ex vit_base_patch16_224 --batch 64
+  $ex convnext_tiny --batch 64
+  $ex mobilenetv3_large_100 --batch 64
+  $ex gpt2 --batch 8 --seq 512
+  $ex gpt2 --batch 8 --seq 512 --cpu-backend triton --name gpt2-triton
+fi
+
+# the README table: one row per graph
+"$py" - "$here" <<'EOF'
+import glob, gzip, json, os, sys
+d = sys.argv[1]
+print("| graph | model | batch | scheduling | nodes | buffers | Inductor kernels "
+      "| unfusible pairs | peak (fuseplan = adjusted Inductor) | Inductor estimate | export s |")
+print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+for f in sorted(glob.glob(os.path.join(d, "*.json.gz"))):
+    if ".plan." in f:
+        continue
+    g = json.load(gzip.open(f))
+    p = json.load(gzip.open(f.replace(".json.gz", ".inductor.plan.json.gz")))
+    m = g["meta"]
+    model = m["model"] + (f" (seq {m['seq']})" if "seq" in m else "")
+    print(f"| `{g['name']}` | {model} | {m['batch']} | {m['inductor_cpu_backend']} "
+          f"| {len(g['nodes'])} | {len(g['buffers'])} | {len(p['groups'])} "
+          f"| {len(g['unfusible'])} | {m['inductor_peak_adjusted_bytes']} "
+          f"| {m['inductor_peak_bytes']} | {m['export_seconds']} |")
+EOF

@@ -1,0 +1,73 @@
+#!/bin/sh
+# test_exporter.sh -- tools/export_inductor.py on a tiny model (conv,
+# batch norm, linear, layer norm): forward and backward graphs and
+# Inductor's plans are written, load, verify, and fuseplan's evaluator
+# agrees with Inductor's adjusted peak estimate.
+#
+# Needs a python with torch: $FUSEPLAN_PYTHON, else python3.  Without one
+# the test is skipped (exit 77); CI does not need torch.
+
+# shellcheck source=tests/cli/lib.sh
+. "${top_srcdir:-.}/tests/cli/lib.sh"
+
+PY=${FUSEPLAN_PYTHON:-python3}
+if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+  echo "SKIP: no torch in '$PY' (set FUSEPLAN_PYTHON to a python with torch," \
+    "see tools/requirements.txt)"
+  exit 77
+fi
+t_init
+
+EX=$top_srcdir/tools/export_inductor.py
+
+t_case '--help'
+t_run "$PY" "$EX" --help
+t_exit 0
+t_out_has '--cpu-backend'
+
+for be in cpp triton; do
+  out=$T_TMP/$be
+  t_case "export tiny ($be scheduling)"
+  t_run "$PY" "$EX" tiny --batch 4 --cpu-backend "$be" --plain --out "$out"
+  t_exit 0 || continue
+  for w in fwd bwd; do
+    g=$out/tiny.$w.json
+    p=$out/tiny.$w.inductor.plan.json
+    t_case "tiny.$w ($be): files"
+    t_true "no $g" test -f "$g" || continue
+    t_true "no $p" test -f "$p" || continue
+
+    t_case "tiny.$w ($be): loads, plan verifies"
+    t_run "$FUSEPLAN" info --json "$g"
+    t_exit 0 || continue
+    cp "$T_OUT" "$T_TMP/info.json"
+    t_run "$FUSEPLAN" verify "$g" "$p"
+    t_exit 0 || continue
+    t_run "$FUSEPLAN" eval --json "$g" "$p"
+    t_exit 0 || continue
+    cp "$T_OUT" "$T_TMP/eval.json"
+
+    t_case "tiny.$w ($be): peak equals Inductor's adjusted estimate"
+    t_eq peak "$(json_num peak_bytes "$T_TMP/eval.json")" \
+      "$(json_num inductor_peak_adjusted_bytes "$g")"
+    t_true "Inductor's raw estimate should leave out the resident inputs" \
+      test "$(json_num inductor_peak_bytes "$g")" -lt \
+      "$(json_num peak_bytes "$T_TMP/eval.json")"
+
+    t_case "tiny.$w ($be): content"
+    t_true "extern nodes missing" test "$(json_num extern "$T_TMP/info.json")" -ge 2
+    t_true "fused nothing" test "$(json_num kernels "$T_TMP/eval.json")" -lt \
+      "$(json_num nodes "$T_TMP/info.json")"
+  done
+  # forward: three batch-norm buffers (running mean, var, count) are
+  # mutated in place and come out as graph outputs
+  t_case "tiny.fwd ($be): mutations"
+  t_eq mutations "$(json_num mutations "$out/tiny.fwd.json")" 3
+  # backward: the convolution's backward is one extern node writing two
+  # buffers (its MultiOutput nodes are folded into it)
+  t_case "tiny.bwd ($be): multi-output kernel"
+  t_true "no extern node writes two buffers" \
+    grep -q '"kind":"extern","reads":\[[^]]*\],"writes":\["[^"]*","[^"]*"\]' "$out/tiny.bwd.json"
+done
+
+t_finish
