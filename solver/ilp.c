@@ -215,6 +215,10 @@ static int silent(void *info, const char *s) {
 }
 
 static _Thread_local jmp_buf *tl_glpk_jump;
+/* Nesting of fp_ilp_solve on this thread (the cluster cuts solve small
+ * ILPs inside a solve): only the outermost sets and clears the terminal
+ * hook, so an inner solve does not let GLPK print for the outer one. */
+static _Thread_local int tl_depth;
 
 static void on_glpk_error(void *info) {
   (void)info;
@@ -474,7 +478,8 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   if (st != FP_OK)
     return st;
   R.deadline = R.t0 + prm->time_limit_s;
-  glp_term_hook(silent, NULL);
+  if (tl_depth++ == 0) /* the outermost solve of this thread owns it */
+    glp_term_hook(silent, NULL);
   if ((st = resolve_limits(&R, err)) != FP_OK)
     goto done;
   if (fp_graph_node_count(g) == 0) { /* nothing to decide */
@@ -500,6 +505,7 @@ done:
   free(R.warm_x);
   fp_plan_destroy(R.warm);
   solver_cuts_free(&R.cuts);
-  glp_term_hook(NULL, NULL);
+  if (--tl_depth == 0)
+    glp_term_hook(NULL, NULL);
   return st;
 }

@@ -177,4 +177,12 @@ t_run "$FUSEPLAN" verify "$T/big.json" "$T/big.plan.json"
 t_exit 0
 t_true 'plan says auto' grep -q '"method": "auto"' "$T/big.plan.json"
 
+# GLPK never prints, even from the small ILPs nested inside a solve (the
+# cluster bounds inside each window of auto).
+t_case 'auto: nothing on stdout'
+t_run "$FUSEPLAN" gen --family convnet --size 120 --seed 2 -o "$T/c120.json"
+t_run "$FUSEPLAN" solve "$T/c120.json" --time-limit 3 -q -o "$T/c120.plan.json"
+t_exit 0
+t_true 'stdout is empty' test ! -s "$T_OUT"
+
 t_finish
