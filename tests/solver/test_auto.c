@@ -227,6 +227,7 @@ START_TEST(auto_on_generated_graphs) {
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 1.5;
   prm.objective = _i % 4 == 3 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
+  prm.jobs = 1 + _i % 2; /* windows on two threads every other graph */
   ck_assert_int_eq(fp_plan_make_eager(e, g, NULL), FP_OK);
   em = tu_eval(g, e);
   double t0 = now_s();
