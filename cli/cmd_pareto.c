@@ -14,7 +14,7 @@
 
 static const char pareto_help[] =
     "usage: fuseplan pareto GRAPH [--points N] [--time-limit S]\n"
-    "                       [--method ilp|exhaustive] [-o FRONT.json]\n"
+    "                       [--method auto|ilp|exhaustive] [-o FRONT.json]\n"
     "                       [--svg FRONT.svg] [--max-fusion-size K]\n"
     "\n"
     "Computes the trade-off between memory traffic and peak memory: the\n"
@@ -24,7 +24,9 @@ static const char pareto_help[] =
     "greedy, greedy-lowmem, greedy-peak) are shown for comparison.\n"
     "  --points N       points on the front (default 8, at least 2)\n"
     "  --time-limit S   seconds for the whole sweep (default 60)\n"
-    "  --method M       ilp (default) or exhaustive (at most 10 nodes)\n"
+    "  --method M       auto (default: the exact ILP up to 40 nodes, the\n"
+    "                   window search beyond), ilp, or exhaustive (at most\n"
+    "                   10 nodes)\n"
     "  -o, --output F   the front as JSON (written atomically)\n"
     "  --svg F          the front as an SVG plot\n"
     "  --max-fusion-size K  lower the graph's max_fusion_size\n";
@@ -206,8 +208,12 @@ int cmd_pareto(int argc, char **argv) {
   prm.time_limit_s = 60;
   if (a.n_pos != 1)
     return cli_usage_error("pareto", "expected one GRAPH file");
-  if (m && strcmp(m, "ilp") != 0 && strcmp(m, "exhaustive") != 0)
-    return cli_usage_error("pareto", "--method: ilp or exhaustive");
+  int how = !m || strcmp(m, "auto") == 0   ? FP_PARETO_AUTO
+            : strcmp(m, "ilp") == 0        ? FP_PARETO_ILP
+            : strcmp(m, "exhaustive") == 0 ? FP_PARETO_EXHAUSTIVE
+                                           : -1;
+  if (how < 0)
+    return cli_usage_error("pareto", "--method: auto, ilp or exhaustive");
   if (pt && (cli_parse_uint(pt, 1000, &npts) != 0 || npts < 2))
     return cli_usage_error("pareto", "--points: expected 2 .. 1000");
   if (tl && cli_parse_seconds(tl, &prm.time_limit_s) != 0)
@@ -229,8 +235,7 @@ int cmd_pareto(int argc, char **argv) {
                                    "graph's value");
     goto done;
   }
-  fp_status st = fp_pareto(g, &prm, (int32_t)npts,
-                           m && strcmp(m, "exhaustive") == 0, pts, &err);
+  fp_status st = fp_pareto(g, &prm, (int32_t)npts, how, pts, &err);
   if (st != FP_OK) {
     rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
                          : cli_fail(&err);

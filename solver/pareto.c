@@ -50,12 +50,16 @@ static fp_status ends(const fp_graph *g, fp_ilp_params *p, solve_fn solve,
 }
 
 fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
-                    int32_t npoints, int exhaustive, fp_pareto_point *out,
+                    int32_t npoints, int how, fp_pareto_point *out,
                     fp_error *err) {
   if (npoints < 2)
     return fp_error_set(err, FP_EARG, "pareto: at least 2 points");
+  if (how < FP_PARETO_ILP || how > FP_PARETO_AUTO)
+    return fp_error_set(err, FP_EARG, "pareto: unknown solver %d", how);
   fp_ilp_params p = *prm;
-  solve_fn solve = exhaustive ? fp_exhaustive : fp_ilp_solve;
+  solve_fn solve = how == FP_PARETO_EXHAUSTIVE ? fp_exhaustive
+                   : how == FP_PARETO_AUTO     ? fp_auto_solve
+                                               : fp_ilp_solve;
   fp_plan *plan = fp_plan_create(), *prev = fp_plan_create();
   uint64_t p0 = 0, p1 = 0;
   fp_status st =
