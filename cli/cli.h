@@ -20,7 +20,8 @@ enum {
   EXIT_PROBLEM = 1, /* verify/compare found a problem; infeasible request */
   EXIT_USAGE = 2,   /* bad command line */
   EXIT_INPUT = 3,   /* invalid input file */
-  EXIT_INTERNAL = 4 /* internal, output or solver failure */
+  EXIT_INTERNAL = 4, /* internal, output or solver failure */
+  EXIT_UNAVAILABLE = 5 /* run: backend not built, or no GPU */
 };
 
 int cmd_info(int argc, char **argv);
@@ -30,6 +31,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_pareto(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
  * status of a failed load or computation on input files. */

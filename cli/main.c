@@ -30,13 +30,16 @@ static const char usage_text[] =
     "  compare GRAPH PLAN... [--json]\n"
     "          side-by-side table of plans, with eager\n"
     "  info    GRAPH [--json]  what a graph holds, eager costs, lower bounds\n"
+    "  run     GRAPH PLAN [--backend cpu|cuda] [--repeat N] [--json]\n"
+    "          execute a plan: measured peak and traffic against the\n"
+    "          prediction, outputs against eager\n"
     "  gen     --family F --size N --seed S [-o GRAPH]\n"
     "          generate a training-like graph (transformer, convnet, mlp,\n"
     "          random)\n"
     "\n"
     "Run 'fuseplan <command> --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 problem found or infeasible, 2 usage, 3 invalid\n"
-    "input file, 4 internal failure.\n";
+    "input file, 4 internal failure, 5 run: backend unavailable.\n";
 
 int cli_fail(const fp_error *err) {
   fprintf(stderr, "fuseplan: %s\n", err->msg);
@@ -127,7 +130,7 @@ typedef struct command {
 static const command commands[] = {
     {"solve", cmd_solve},     {"eval", cmd_eval}, {"verify", cmd_verify},
     {"compare", cmd_compare}, {"info", cmd_info}, {"gen", cmd_gen},
-    {"pareto", cmd_pareto},
+    {"pareto", cmd_pareto},   {"run", cmd_run},
 };
 
 int main(int argc, char **argv) {
