@@ -53,8 +53,8 @@ static int parse_params(const cli_args *a, fp_exec_params *prm) {
   }
   if (sd && cli_parse_uint(sd, UINT64_MAX, &prm->seed) != 0)
     return cli_usage_error("run", "--seed: expected an unsigned integer");
-  if (ml && (cli_parse_bytes(ml, &prm->memory_limit) != 0 ||
-             prm->memory_limit == 0))
+  if (ml &&
+      (cli_parse_bytes(ml, &prm->memory_limit) != 0 || prm->memory_limit == 0))
     return cli_usage_error("run", "--memory-limit: expected a size, got '%s'",
                            ml);
   if (ar) {
@@ -142,10 +142,11 @@ static void print_text(const fp_graph *g, const fp_exec_params *prm,
 }
 
 int cmd_run(int argc, char **argv) {
-  cli_opt opts[] = {{"backend", 0, true, NULL},      {"repeat", 0, true, NULL},
-                    {"seed", 0, true, NULL},         {"arch", 0, true, NULL},
-                    {"memory-limit", 0, true, NULL}, {"no-check", 0, false, NULL},
-                    {"json", 0, false, NULL}};
+  cli_opt opts[] = {
+      {"backend", 0, true, NULL},      {"repeat", 0, true, NULL},
+      {"seed", 0, true, NULL},         {"arch", 0, true, NULL},
+      {"memory-limit", 0, true, NULL}, {"no-check", 0, false, NULL},
+      {"json", 0, false, NULL}};
   cli_args a = {opts, 7, {0}, 0, false, {0}};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("run", "%s", a.error);

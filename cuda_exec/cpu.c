@@ -92,8 +92,8 @@ static inline float ld(in_view *a, uint64_t i, uint64_t o, uint64_t r,
 }
 
 /* Resolves the index mode of read k of n over N iteration elements. */
-static void make_view(in_view *v, const fp_node *n, int32_t k,
-                      const float *p, uint64_t E, uint64_t N) {
+static void make_view(in_view *v, const fp_node *n, int32_t k, const float *p,
+                      uint64_t E, uint64_t N) {
   int mode = n->reads[k].index;
   if (mode == FP_INDEX_AUTO)
     mode = E == N ? FP_INDEX_ELEM : FP_INDEX_ROW;
@@ -340,8 +340,8 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
     if (track_alloc(&R->tr, s->g, b) != 0)
       return -1;
     if (s->alloc_at[b] < 0)
-      fx_fill_input(R->tr.mem[b], fp_graph_buffer(s->g, b)->bytes,
-                    R->prm->seed, b);
+      fx_fill_input(R->tr.mem[b], fp_graph_buffer(s->g, b)->bytes, R->prm->seed,
+                    b);
   }
   if (local_alloc(R, t) != 0)
     return -1;

@@ -49,8 +49,7 @@ static double now_s(void) {
 
 /* Copies the first line of the NVRTC log that says "error" (or the first
  * line) into err. */
-static fp_status log_error(nvrtcProgram prog, const char *what,
-                           fp_error *err) {
+static fp_status log_error(nvrtcProgram prog, const char *what, fp_error *err) {
   size_t n = 0;
   char *log = NULL;
   if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 0 &&
@@ -86,7 +85,8 @@ static fp_status compile(const char *src, const char *arch, char **cubin,
     st = log_error(prog, "the kernels", err);
     goto done;
   }
-  if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || !(*cubin = malloc(*size)) ||
+  if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS ||
+      !(*cubin = malloc(*size)) ||
       nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS) {
     free(*cubin);
     *cubin = NULL;

@@ -38,10 +38,10 @@ typedef struct gen_ctx {
   int32_t n_phase;
   int32_t *bufs; /* distinct buffers the group touches */
   int32_t n_bufs;
-  int32_t *prod;    /* per bufs entry: producing position, -1 external */
-  int32_t *arg;     /* per bufs entry: kernel argument, -1 none */
-  bool *scratch;    /* per bufs entry: a LOCAL value staged in scratch */
-  int32_t *dslot;   /* per position: digest scratch argument, -1 */
+  int32_t *prod;  /* per bufs entry: producing position, -1 external */
+  int32_t *arg;   /* per bufs entry: kernel argument, -1 none */
+  bool *scratch;  /* per bufs entry: a LOCAL value staged in scratch */
+  int32_t *dslot; /* per position: digest scratch argument, -1 */
   FILE *f;
 } gen_ctx;
 
@@ -145,7 +145,8 @@ static int assign_args(gen_ctx *C, fx_kernel *k) {
   int32_t n_sur = 0;
   for (int32_t pos = 0; pos < C->n; pos++)
     n_sur += fx_is_surrogate(node_at(C, pos));
-  k->arg_buf = malloc(((size_t)C->n_bufs + (size_t)n_sur + 1) * sizeof(int32_t));
+  k->arg_buf =
+      malloc(((size_t)C->n_bufs + (size_t)n_sur + 1) * sizeof(int32_t));
   k->scratch_bytes =
       malloc(((size_t)C->n_bufs + (size_t)n_sur + 1) * sizeof(uint64_t));
   if (!k->arg_buf || !k->scratch_bytes)
@@ -303,8 +304,9 @@ static void emit_reduction(gen_ctx *C, int32_t pos) {
   FILE *f = C->f;
   fprintf(f, "    float v%d;\n    { float acc = %s;\n", (int)pos,
           n->op.fn == FP_OP_MAX ? "-__int_as_float(0x7f800000)" : "0.0f");
-  fprintf(f, "      for (u64 r = 0; r < %lluull; r++) {\n"
-             "        u64 i = o * %lluull + r;\n        float x = ",
+  fprintf(f,
+          "      for (u64 r = 0; r < %lluull; r++) {\n"
+          "        u64 i = o * %lluull + r;\n        float x = ",
           (unsigned long long)R, (unsigned long long)R);
   emit_read(C, pos, 0, "i", M, N);
   fputs(";\n", f);
@@ -332,9 +334,11 @@ static void emit_matmul(gen_ctx *C, int32_t pos) {
   int a = C->arg[buf_slot(C, n->reads[0].buffer)];
   int b = C->arg[buf_slot(C, n->reads[1].buffer)];
   FILE *f = C->f;
-  fprintf(f, "  FX_LOOP(e, %lluull) {\n    u64 i = e / %lluull, j = e %% %lluull;\n"
-             "    float s = 0.0f;\n    for (u64 k = 0; k < %lluull; k++)\n",
-          M * N, N, N, K);
+  fprintf(
+      f,
+      "  FX_LOOP(e, %lluull) {\n    u64 i = e / %lluull, j = e %% %lluull;\n"
+      "    float s = 0.0f;\n    for (u64 k = 0; k < %lluull; k++)\n",
+      M * N, N, N, K);
   fprintf(f, "      s = s + ((const float *)a%d)[", a);
   if (n->op.trans_a)
     fprintf(f, "k * %lluull + i", M);
@@ -359,13 +363,15 @@ static void emit_surrogate(gen_ctx *C, int32_t pos, bool digest) {
   if (digest) {
     for (int32_t k = 0; k < n->n_reads; k++) {
       int src = C->arg[buf_slot(C, n->reads[k].buffer)];
-      fprintf(f, "  { u32 h = 0; FX_LOOP(q, %lluull) h += ((u32)a%d[q] + 1u) * "
-                 "(2u * (u32)q + 1u);\n    atomicAdd((u32 *)a%d + %d, h); }\n",
+      fprintf(f,
+              "  { u32 h = 0; FX_LOOP(q, %lluull) h += ((u32)a%d[q] + 1u) * "
+              "(2u * (u32)q + 1u);\n    atomicAdd((u32 *)a%d + %d, h); }\n",
               (unsigned long long)n->reads[k].bytes, src, d, (int)k);
     }
     return;
   }
-  fprintf(f, "  u32 h = 0x%08xu;\n", (unsigned)fx_surrogate_seed(C->nodes[pos]));
+  fprintf(f, "  u32 h = 0x%08xu;\n",
+          (unsigned)fx_surrogate_seed(C->nodes[pos]));
   for (int32_t k = 0; k < n->n_reads; k++)
     fprintf(f, "  h = fx_mix32(h ^ (((u32 *)a%d)[%d] + 0x9e3779b9u * %uu));\n",
             d, (int)k, (unsigned)(k + 1));
@@ -374,13 +380,15 @@ static void emit_surrogate(gen_ctx *C, int32_t pos, bool digest) {
     unsigned long long bytes = fp_graph_buffer(C->g, n->writes[w])->bytes;
     if (dst < 0)
       continue;
-    fprintf(f, "  { u32 base = fx_mix32(h + 0x85ebca6bu * %uu);\n"
-               "    FX_LOOP(q, %lluull) ((float *)a%d)[q] = "
-               "fx_unit(fx_mix32(base ^ (u32)q * 0x9e3779b9u));\n",
+    fprintf(f,
+            "  { u32 base = fx_mix32(h + 0x85ebca6bu * %uu);\n"
+            "    FX_LOOP(q, %lluull) ((float *)a%d)[q] = "
+            "fx_unit(fx_mix32(base ^ (u32)q * 0x9e3779b9u));\n",
             (unsigned)(w + 1), bytes / 4, dst);
-    fprintf(f, "    if (blockIdx.x == 0 && threadIdx.x == 0)\n"
-               "      for (u64 q = %lluull; q < %lluull; q++) a%d[q] = "
-               "(unsigned char)fx_mix32(base ^ (u32)q * 0x9e3779b9u); }\n",
+    fprintf(f,
+            "    if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+            "      for (u64 q = %lluull; q < %lluull; q++) a%d[q] = "
+            "(unsigned char)fx_mix32(base ^ (u32)q * 0x9e3779b9u); }\n",
             bytes / 4 * 4, bytes, dst);
   }
 }

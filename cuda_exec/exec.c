@@ -306,6 +306,8 @@ static void compare_outputs(const fp_graph *g, const fx_result *got,
   for (int32_t i = 0; i < fp_graph_output_count(g); i++) {
     uint64_t bytes = fp_graph_buffer(g, fp_graph_output(g, i))->bytes;
     const unsigned char *a = got->outputs[i], *r = ref->outputs[i];
+    out->output_digest =
+        fx_digest_combine(out->output_digest, fx_digest(a, bytes), i);
     for (uint64_t q = 0; q + 4 <= bytes; q += 4) {
       float fa, fr;
       memcpy(&fa, a + q, 4);
@@ -333,10 +335,9 @@ static fp_status run_repeated(const fx_sched *s, const fp_exec_params *prm,
   for (int32_t i = 0; i < prm->repeat; i++) {
     fx_result r;
     memset(&r, 0, sizeof r);
-    fp_status st =
-        prm->backend == FP_BACKEND_CUDA
-            ? fx_cuda_run(s, prm, keep && i == 0, &r, compile_s, err)
-            : fx_cpu_run(s, prm, keep && i == 0, &r, err);
+    fp_status st = prm->backend == FP_BACKEND_CUDA
+                       ? fx_cuda_run(s, prm, keep && i == 0, &r, compile_s, err)
+                       : fx_cpu_run(s, prm, keep && i == 0, &r, err);
     if (st != FP_OK) {
       fx_result_free(&r, n_out);
       return st;
@@ -438,9 +439,10 @@ fp_status fp_exec_run(const fp_graph *g, const fp_plan *p,
     fp_exec_params_init(&dflt);
     params = &dflt;
   }
+  if (out)
+    memset(out, 0, sizeof *out);
   if (!g || !p || !out)
     return fp_error_set(err, FP_EARG, "exec: NULL argument");
-  memset(out, 0, sizeof *out);
   fp_status st = fp_exec_params_check(params, err);
   if (st == FP_OK)
     st = fp_plan_eval(g, p, &out->predicted, NULL, err);
@@ -458,8 +460,8 @@ fp_status fp_exec_run(const fp_graph *g, const fp_plan *p,
     goto fail;
   fill_report(&s, &run, out);
   if (params->check)
-    compare_outputs(g, &run, &ref, params,
-                    params->backend == FP_BACKEND_CPU, out);
+    compare_outputs(g, &run, &ref, params, params->backend == FP_BACKEND_CPU,
+                    out);
 fail:
   fx_result_free(&run, fp_graph_output_count(g));
   fx_result_free(&ref, fp_graph_output_count(g));

@@ -49,31 +49,31 @@ typedef enum fp_check {
 /* Parameters of fp_exec_run: fill with fp_exec_params_init, then change
  * what you need (in the manner of glp_init_iocp). */
 typedef struct fp_exec_params {
-  fp_backend backend;     /* default FP_BACKEND_CPU */
-  int32_t repeat;         /* runs of the plan, 1..FP_EXEC_MAX_REPEAT; the
-                             reported times are the fastest run's */
-  uint64_t seed;          /* input values */
-  bool check;             /* compare outputs with the eager run (default) */
-  double rtol, atol;      /* CUDA tolerance, finite, >= 0 */
-  uint64_t memory_limit;  /* bytes, >= 1 */
+  fp_backend backend;    /* default FP_BACKEND_CPU */
+  int32_t repeat;        /* runs of the plan, 1..FP_EXEC_MAX_REPEAT; the
+                            reported times are the fastest run's */
+  uint64_t seed;         /* input values */
+  bool check;            /* compare outputs with the eager run (default) */
+  double rtol, atol;     /* CUDA tolerance, finite, >= 0 */
+  uint64_t memory_limit; /* bytes, >= 1 */
   char arch[FP_EXEC_ARCH_MAX]; /* NVRTC target, "sm_NN" */
 } fp_exec_params;
 
 /* What a run measured.  Free with fp_exec_report_free. */
 typedef struct fp_exec_report {
-  fp_metrics predicted;   /* the evaluator's figures for the plan */
-  uint64_t peak_bytes;    /* tracking allocator: max bytes live */
-  uint64_t read_bytes;    /* bytes kernels loaded from materialized/input
-                             buffers (each buffer once per kernel, at the
-                             largest extent its loads reached) */
-  uint64_t write_bytes;   /* bytes kernels stored to materialized buffers */
-  uint64_t traffic_bytes; /* read + write */
-  uint64_t scratch_bytes; /* most kernel-local bytes one group used for
-                             values that are not materialized (CPU: the
-                             kernel's temporaries; CUDA: cross-phase
-                             staging); outside the tracked peak */
-  uint64_t pool_used_high;     /* CUDA: stream-ordered pool high-water
-                                  mark of used bytes (0 on CPU) */
+  fp_metrics predicted;    /* the evaluator's figures for the plan */
+  uint64_t peak_bytes;     /* tracking allocator: max bytes live */
+  uint64_t read_bytes;     /* bytes kernels loaded from materialized/input
+                              buffers (each buffer once per kernel, at the
+                              largest extent its loads reached) */
+  uint64_t write_bytes;    /* bytes kernels stored to materialized buffers */
+  uint64_t traffic_bytes;  /* read + write */
+  uint64_t scratch_bytes;  /* most kernel-local bytes one group used for
+                              values that are not materialized (CPU: the
+                              kernel's temporaries; CUDA: cross-phase
+                              staging); outside the tracked peak */
+  uint64_t pool_used_high; /* CUDA: stream-ordered pool high-water
+                              mark of used bytes (0 on CPU) */
   uint64_t pool_reserved_high; /* CUDA: same, reserved bytes */
   int32_t kernels;             /* groups run (CUDA: launches may be more) */
   int32_t launches;            /* kernel launches of one run */
@@ -84,7 +84,9 @@ typedef struct fp_exec_report {
   uint64_t compared;   /* output values compared */
   uint64_t mismatches; /* of those, outside the tolerance */
   double max_abs_err, max_rel_err;
-  double compile_s; /* CUDA: NVRTC time for all kernels */
+  uint32_t output_digest; /* with a check: a digest of the run's output
+                             bytes (equal digests: equal outputs) */
+  double compile_s;       /* CUDA: NVRTC time for all kernels */
 } fp_exec_report;
 
 /* Fills `p` with the defaults above. */

@@ -15,9 +15,9 @@
 
 /* Where a buffer's values live during a run. */
 enum {
-  FX_NONE = 0,  /* never touched (unused, or a freeable input nobody reads) */
-  FX_MEM = 1,   /* tracked allocation: an input or a materialized buffer */
-  FX_LOCAL = 2  /* kernel-local: produced and consumed inside one group */
+  FX_NONE = 0, /* never touched (unused, or a freeable input nobody reads) */
+  FX_MEM = 1,  /* tracked allocation: an input or a materialized buffer */
+  FX_LOCAL = 2 /* kernel-local: produced and consumed inside one group */
 };
 
 /* Never freed (resident inputs, graph outputs). */
@@ -127,7 +127,7 @@ typedef struct fx_kernel {
   char name[32];    /* extern "C" kernel name */
   int32_t n_launch; /* launches, in order */
   fx_launch *launch;
-  int32_t n_args; /* kernel arguments: buffer pointers, in order ... */
+  int32_t n_args;   /* kernel arguments: buffer pointers, in order ... */
   int32_t *arg_buf; /* ... graph buffer (>= 0) or -1 - scratch slot */
   int32_t n_scratch;
   uint64_t *scratch_bytes; /* per scratch slot */
