@@ -30,7 +30,8 @@ static const char run_help[] =
     "  --no-check          skip the eager reference run\n"
     "  --json              one JSON object on stdout\n"
     "Exit codes: 0 outputs match and measured peak and traffic equal the\n"
-    "prediction; 1 a mismatch; 2 usage; 3 invalid input; 4 internal\n"
+    "prediction; 1 a mismatch, an illegal plan, or over the memory limit;\n"
+    "2 usage; 3 invalid input; 4 internal\n"
     "failure; 5 backend unavailable (not built with CUDA, or no GPU).\n";
 
 /* Parses the options into prm; returns 0 or a usage exit code. */
@@ -171,6 +172,11 @@ int cmd_run(int argc, char **argv) {
   if (st == FP_ENOTBUILT || st == FP_ENODEVICE) {
     fprintf(stderr, "fuseplan: %s\n", err.msg);
     rc = EXIT_UNAVAILABLE;
+    goto done;
+  }
+  if (st == FP_ELIMIT) { /* over --memory-limit: a request, not an input */
+    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    rc = EXIT_PROBLEM;
     goto done;
   }
   if (st != FP_OK) {

@@ -424,13 +424,41 @@ static void teardown(gpu_run *G) {
   free(G->kern);
 }
 
-fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
-                      bool keep_outputs, fx_result *r, double *compile_s,
-                      fp_error *err) {
-  gpu_run G;
+struct fx_compiled {
   program P;
-  char *cubin = NULL;
+  char *cubin;
+};
+
+void fx_compiled_free(fx_compiled *c) {
+  if (!c)
+    return;
+  program_free(&c->P);
+  free(c->cubin);
+  free(c);
+}
+
+/* Generates and compiles the kernels of s into a new fx_compiled. */
+static fp_status compile_sched(const fx_sched *s, const char *arch,
+                               fx_compiled **out, fp_error *err) {
   size_t size = 0;
+  fx_compiled *c = calloc(1, sizeof *c);
+  if (!c)
+    return fp_error_set(err, FP_ENOMEM, "exec: out of memory");
+  fp_status st = program_build(s, &c->P, err);
+  if (st == FP_OK)
+    st = compile(c->P.src, arch, &c->cubin, &size, err);
+  if (st != FP_OK) {
+    fx_compiled_free(c);
+    return st;
+  }
+  *out = c;
+  return FP_OK;
+}
+
+fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
+                      bool keep_outputs, fx_result *r, fx_compiled **cc,
+                      double *compile_s, fp_error *err) {
+  gpu_run G;
   memset(&G, 0, sizeof G);
   memset(r, 0, sizeof *r);
   G.s = s;
@@ -438,24 +466,22 @@ fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
   G.ev = calloc(2 * (size_t)s->steps + 1, sizeof *G.ev);
   G.kern = calloc((size_t)s->steps + 1, sizeof *G.kern);
   r->group_time_s = calloc((size_t)s->steps + 1, sizeof *r->group_time_s);
-  fp_status st = program_build(s, &P, err);
-  if (st == FP_OK && (!G.dev || !G.ev || !G.kern || !r->group_time_s))
+  fp_status st = FP_OK;
+  if (!G.dev || !G.ev || !G.kern || !r->group_time_s)
     st = fp_error_set(err, FP_ENOMEM, "exec: out of memory");
   double t0 = now_s();
-  if (st == FP_OK)
-    st = compile(P.src, prm->arch, &cubin, &size, err);
-  if (compile_s && *compile_s == 0)
+  if (st == FP_OK && !*cc) {
+    st = compile_sched(s, prm->arch, cc, err);
     *compile_s = now_s() - t0;
+  }
   if (st == FP_OK)
     st = setup(&G, err);
   if (st == FP_OK)
-    st = load_program(&G, &P, cubin, err);
+    st = load_program(&G, &(*cc)->P, (*cc)->cubin, err);
   if (st == FP_OK)
-    st = run_steps(&G, &P, prm, r, err);
+    st = run_steps(&G, &(*cc)->P, prm, r, err);
   if (st == FP_OK)
     st = collect(&G, keep_outputs, r, err);
   teardown(&G);
-  free(cubin);
-  program_free(&P);
   return st;
 }

@@ -17,9 +17,14 @@ fp_status fp_exec_cuda_available(fp_error *err) {
                       "(configure --with-cuda)");
 }
 
+void fx_compiled_free(fx_compiled *c) {
+  (void)c;
+}
+
 fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
-                      bool keep_outputs, fx_result *r, double *compile_s,
-                      fp_error *err) {
+                      bool keep_outputs, fx_result *r, fx_compiled **cc,
+                      double *compile_s, fp_error *err) {
+  (void)cc;
   (void)s;
   (void)prm;
   (void)keep_outputs;

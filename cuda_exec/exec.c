@@ -332,15 +332,17 @@ static fp_status run_repeated(const fx_sched *s, const fp_exec_params *prm,
                               bool keep, fx_result *best, double *compile_s,
                               fp_error *err) {
   int32_t n_out = fp_graph_output_count(s->g);
-  for (int32_t i = 0; i < prm->repeat; i++) {
+  fx_compiled *cc = NULL;
+  fp_status st = FP_OK;
+  for (int32_t i = 0; i < prm->repeat && st == FP_OK; i++) {
     fx_result r;
     memset(&r, 0, sizeof r);
-    fp_status st = prm->backend == FP_BACKEND_CUDA
-                       ? fx_cuda_run(s, prm, keep && i == 0, &r, compile_s, err)
-                       : fx_cpu_run(s, prm, keep && i == 0, &r, err);
+    st = prm->backend == FP_BACKEND_CUDA
+             ? fx_cuda_run(s, prm, keep && i == 0, &r, &cc, compile_s, err)
+             : fx_cpu_run(s, prm, keep && i == 0, &r, err);
     if (st != FP_OK) {
       fx_result_free(&r, n_out);
-      return st;
+      break;
     }
     if (i == 0) {
       *best = r;
@@ -357,10 +359,11 @@ static fp_status run_repeated(const fx_sched *s, const fp_exec_params *prm,
     }
     fx_result_free(&r, n_out);
     if (!same)
-      return fp_error_set(err, FP_EINTERNAL,
-                          "exec: run %d measured different bytes", (int)i);
+      st = fp_error_set(err, FP_EINTERNAL,
+                        "exec: run %d measured different bytes", (int)i);
   }
-  return FP_OK;
+  fx_compiled_free(cc);
+  return st;
 }
 
 /* The eager reference: the eager plan of g on the CPU, outputs kept. */

@@ -75,10 +75,18 @@ void fx_result_free(fx_result *r, int32_t n_outputs);
 fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
                      bool keep_outputs, fx_result *r, fp_error *err);
 
-/* Runs the schedule on the GPU (cuda.c; cuda_stub.c: FP_ENOTBUILT). */
+/* A schedule's kernels, compiled once and reused by repeated runs. */
+typedef struct fx_compiled fx_compiled;
+
+/* Frees compiled kernels (NULL is a no-op). */
+void fx_compiled_free(fx_compiled *c);
+
+/* Runs the schedule on the GPU (cuda.c; cuda_stub.c: FP_ENOTBUILT).  When
+ * *cc is NULL the kernels are generated and compiled (the time goes to
+ * *compile_s) and kept in *cc for the next run; the caller frees it. */
 fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
-                      bool keep_outputs, fx_result *r, double *compile_s,
-                      fp_error *err);
+                      bool keep_outputs, fx_result *r, fx_compiled **cc,
+                      double *compile_s, fp_error *err);
 
 /* ---- input values and surrogates (the same on every backend) ---------- */
 
