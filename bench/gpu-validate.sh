@@ -22,7 +22,7 @@
 # without a GPU: a dry run of the script on a machine without one.
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 out=${1:-$top/build-gpu/gpu-validate.md}
 budget=${FP_GPU_BUDGET_S:-330}
@@ -103,14 +103,14 @@ done
   echo "same graph.  check: outputs within tolerance of the CPU eager run and"
   echo "measured peak and traffic equal to the prediction."
   echo
-  echo "| graph | plan | kernels | launches | peak predicted | peak measured | pool high | traffic | time ms | traffic / eager | time / eager | check |"
-  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  echo "| graph | plan | kernels | launches | peak predicted | peak measured | pool high | traffic | time ms | traffic / eager | time / eager | max abs err | check |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 } >"$out.tmp"
 
 for g in "${graphs[@]}"; do
   if [ $(($(date +%s) - start)) -gt "$budget" ]; then
     say "time budget spent: skipping $(basename "$g") and the rest"
-    echo "| $(basename "$g") | (skipped: time budget) | | | | | | | | | | |" >>"$out.tmp"
+    echo "| $(basename "$g") | (skipped: time budget) | | | | | | | | | | | | |" >>"$out.tmp"
     continue
   fi
   name=$(basename "$g")
@@ -122,7 +122,7 @@ for g in "${graphs[@]}"; do
     extra=()
     [ "$m" = ilp ] && extra=(--time-limit "$ilp_limit")
     if ! timeout $((ilp_limit + 60)) "$fp" solve "$g" --method "$m" "${extra[@]}" -o "$p" >/dev/null 2>"$p.err"; then
-      echo "| $name | $m | (solve failed: $(head -c 80 "$p.err" | tr '\n|' '  ')) | | | | | | | | | |" >>"$out.tmp"
+      echo "| $name | $m | (solve failed: $(head -c 80 "$p.err" | tr '\n|' '  ')) | | | | | | | | | | |" >>"$out.tmp"
       status=1
       continue
     fi
@@ -130,7 +130,7 @@ for g in "${graphs[@]}"; do
     timeout 180 "$fp" run "$g" "$p" --backend "$backend" --repeat 3 --json >"$r" 2>"$r.err"
     rc=$?
     if [ ! -s "$r" ]; then
-      echo "| $name | $m | (run failed, exit $rc: $(head -c 80 "$r.err" | tr '\n|' '  ')) | | | | | | | | | |" >>"$out.tmp"
+      echo "| $name | $m | (run failed, exit $rc: $(head -c 80 "$r.err" | tr '\n|' '  ')) | | | | | | | | | | |" >>"$out.tmp"
       status=1
       continue
     fi
@@ -141,13 +141,13 @@ for g in "${graphs[@]}"; do
       eager_t=$traffic
       eager_time=$time_s
     fi
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
       "$name" "$m" "$(jnum measured kernels "$r")" "$(jnum measured launches "$r")" \
       "$(jnum predicted peak_bytes "$r")" "$(jnum measured peak_bytes "$r")" \
       "$(jnum measured pool_used_high "$r")" "$traffic" \
       "$(awk -v t="$time_s" 'BEGIN { printf "%.3f", 1000 * t }')" \
       "$(ratio "$traffic" "${eager_t:-0}")" "$(ratio "$time_s" "${eager_time:-0}")" \
-      "$(jstr check "$r")" >>"$out.tmp"
+      "$(jnum - max_abs_err "$r")" "$(jstr check "$r")" >>"$out.tmp"
   done
 done
 {

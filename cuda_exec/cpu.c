@@ -25,6 +25,10 @@
 #include <time.h>
 
 #include "cuda_exec/exec_internal.h"
+#include "cuda_exec/fx_math.h"
+
+/* exp, tanh, erf: the same code the CUDA kernels get (fx_math.h). */
+FX_MATH(static)
 
 /* ---- the tracking allocator ------------------------------------------- */
 
@@ -135,11 +139,11 @@ static float pw_value(const fp_node *n, in_view *in, uint64_t i) {
     b = ld(&in[1], i, i, 0, N);
     return b > 0.0f ? a : 0.0f;
   case FP_OP_GELU:
-    return 0.5f * a * (1.0f + erff(a * 0.70710678118654752f));
+    return 0.5f * a * (1.0f + fx_erf(a * 0.70710678118654752f));
   case FP_OP_EXP:
-    return expf(a);
+    return fx_exp(a);
   case FP_OP_TANH:
-    return tanhf(a);
+    return fx_tanh(a);
   case FP_OP_RSQRT:
     return 1.0f / sqrtf(a);
   case FP_OP_FILL:

@@ -224,7 +224,12 @@ static fp_status dev_alloc(gpu_run *G, int32_t b, uint64_t seed,
     if (!(host = malloc(n ? n : 4)))
       return fp_error_set(err, FP_ENOMEM, "exec: out of memory");
     fx_fill_input(host, bytes, seed, b);
-    CK(cudaMemcpy(G->dev[b], host, n, cudaMemcpyHostToDevice), "cudaMemcpy");
+    /* On the allocating stream (the memory exists in its order only),
+     * then wait: the host buffer is freed below. */
+    CK(cudaMemcpyAsync(G->dev[b], host, n ? n : 4, cudaMemcpyHostToDevice,
+                       G->stream),
+       "cudaMemcpyAsync");
+    CK(cudaStreamSynchronize(G->stream), "cudaStreamSynchronize");
   }
 fail:
   free(host);

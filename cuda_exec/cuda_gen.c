@@ -16,14 +16,17 @@
  * item stays in a register.  A value that crosses phases is read back
  * from its materialized buffer or, when it is not materialized, from a
  * scratch slot (global memory outside the tracked peak, reported as
- * scratch).  Float semantics follow cpu.c operation by operation; NVRTC
- * runs with --fmad=false so no multiply-add is contracted.
+ * scratch).  Float semantics follow cpu.c operation by operation, with
+ * the same exp/tanh/erf (fx_math.h); NVRTC runs with --fmad=false so no
+ * multiply-add is contracted: the outputs should equal the CPU's bit for
+ * bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_exec/exec_internal.h"
+#include "cuda_exec/fx_math.h"
 
 enum { PH_ELEM, PH_ROW, PH_MM, PH_SD, PH_SW };
 
@@ -185,7 +188,8 @@ static const char prelude[] =
     "__device__ __forceinline__ float fx_unit(u32 u) {\n"
     "  return (float)((int)(u >> 8) - (1 << 23)) * (1.0f / 8388608.0f);\n}\n"
     "#define FX_LOOP(i, n) for (u64 i = (u64)blockIdx.x * blockDim.x + "
-    "threadIdx.x; i < (n); i += (u64)gridDim.x * blockDim.x)\n";
+    "threadIdx.x; i < (n); i += (u64)gridDim.x * "
+    "blockDim.x)\n" FX_MATH_CUDA_SRC;
 
 /* The C expression of read k of node `pos` at item variables i (element),
  * o (row), r (reduction index); registers when the value is in-phase. */
@@ -279,13 +283,14 @@ static void emit_pointwise(gen_ctx *C, int32_t pos, const char *i) {
     fputs("      a = b1 > 0.0f ? a : 0.0f;\n", f);
     break;
   case FP_OP_GELU:
-    fputs("      a = 0.5f * a * (1.0f + erff(a * 0.70710678118654752f));\n", f);
+    fputs("      a = 0.5f * a * (1.0f + fx_erf(a * 0.70710678118654752f));\n",
+          f);
     break;
   case FP_OP_EXP:
-    fputs("      a = expf(a);\n", f);
+    fputs("      a = fx_exp(a);\n", f);
     break;
   case FP_OP_TANH:
-    fputs("      a = tanhf(a);\n", f);
+    fputs("      a = fx_tanh(a);\n", f);
     break;
   case FP_OP_RSQRT:
     fputs("      a = 1.0f / sqrtf(a);\n", f);
