@@ -213,31 +213,13 @@ typedef struct cpu_run {
   const fp_exec_params *prm;
   tracker tr;
   unsigned char **local; /* per buffer: kernel-local storage */
-  int32_t *stamp;        /* per buffer: last step that read it */
-  uint64_t *cur;         /* per buffer: extent counted in that step */
-  uint64_t read_bytes, write_bytes, scratch, scratch_max;
+  fx_reads reads;        /* what kernels loaded, counted per group */
+  uint64_t write_bytes, scratch, scratch_max;
 } cpu_run;
 
 /* The storage a node of step t reads or writes for buffer b. */
 static unsigned char *data_of(cpu_run *R, int32_t b) {
   return R->s->where[b] == FX_MEM ? R->tr.mem[b] : R->local[b];
-}
-
-/* Records that step t loaded `extent` bytes of b: buffers the group
- * produces are never read from memory; the rest count once per group, at
- * the largest extent (as model/eval.c counts per-read bytes). */
-static void count_read(cpu_run *R, int32_t t, int32_t b, uint64_t extent) {
-  int32_t w = fp_graph_buffer(R->s->g, b)->writer;
-  if (w >= 0 && R->s->step[w] == t)
-    return;
-  if (R->stamp[b] != t) {
-    R->stamp[b] = t;
-    R->cur[b] = extent;
-    R->read_bytes += extent;
-  } else if (extent > R->cur[b]) {
-    R->read_bytes += extent - R->cur[b];
-    R->cur[b] = extent;
-  }
 }
 
 /* Runs surrogate node v: digests exactly its per-read bytes, writes every
@@ -249,7 +231,7 @@ static void run_surrogate(cpu_run *R, int32_t t, int32_t v) {
     uint64_t bytes = n->reads[k].bytes;
     h = fx_digest_combine(h, fx_digest(data_of(R, n->reads[k].buffer), bytes),
                           k);
-    count_read(R, t, n->reads[k].buffer, bytes);
+    fx_reads_add(&R->reads, R->s, t, n->reads[k].buffer, bytes);
   }
   for (int32_t w = 0; w < n->n_writes; w++) {
     int32_t b = n->writes[w];
@@ -285,7 +267,7 @@ static int run_op(cpu_run *R, int32_t t, int32_t v) {
                                             : pw_value(n, in, i);
   }
   for (int32_t k = 0; k < n->n_reads; k++)
-    count_read(R, t, n->reads[k].buffer, in[k].hi * 4);
+    fx_reads_add(&R->reads, R->s, t, n->reads[k].buffer, in[k].hi * 4);
   for (int32_t w = 0; w < n->n_writes; w++) {
     int32_t b = n->writes[w];
     if (w > 0)
@@ -392,14 +374,11 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
   R.prm = prm;
   R.tr.mem = calloc(nb, sizeof *R.tr.mem);
   R.local = calloc(nb, sizeof *R.local);
-  R.stamp = malloc(nb * sizeof *R.stamp);
-  R.cur = calloc(nb, sizeof *R.cur);
   r->group_time_s = calloc((size_t)s->steps + 1, sizeof *r->group_time_s);
   fp_status st = FP_OK;
-  if (!R.tr.mem || !R.local || !R.stamp || !R.cur || !r->group_time_s)
+  if (fx_reads_init(&R.reads, s->buffers) != 0 || !R.tr.mem || !R.local ||
+      !r->group_time_s)
     goto fail;
-  for (int32_t b = 0; b < s->buffers; b++)
-    R.stamp[b] = -1;
   /* With no steps, the inputs are still allocated (the resident bytes are
    * the peak of an empty program). */
   if (s->steps == 0)
@@ -414,7 +393,7 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
   if (keep_outputs && keep_outputs_of(&R, r) != 0)
     goto fail;
   r->peak_bytes = R.tr.peak;
-  r->read_bytes = R.read_bytes;
+  r->read_bytes = R.reads.total;
   r->write_bytes = R.write_bytes;
   r->scratch_bytes = R.scratch_max;
   r->launches = s->steps;
@@ -428,7 +407,6 @@ done:
     free(R.local[b]);
   free(R.tr.mem);
   free(R.local);
-  free(R.stamp);
-  free(R.cur);
+  fx_reads_free(&R.reads);
   return st;
 }

@@ -355,26 +355,21 @@ static fp_status run_steps(gpu_run *G, const program *P,
 static fp_status collect(gpu_run *G, bool keep, fx_result *r, fp_error *err) {
   const fx_sched *s = G->s;
   fp_status st = FP_OK;
-  int32_t *stamp = malloc(((size_t)s->buffers + 1) * sizeof *stamp);
-  uint64_t *cur = calloc((size_t)s->buffers + 1, sizeof *cur);
-  if (!stamp || !cur) {
+  fx_reads reads;
+  if (fx_reads_init(&reads, s->buffers) != 0) {
     st = fp_error_set(err, FP_ENOMEM, "exec: out of memory");
     goto fail;
   }
   CK(cudaStreamSynchronize(G->stream), "kernel execution");
-  for (int32_t b = 0; b < s->buffers; b++)
-    stamp[b] = -1;
   for (int32_t t = 0; t < s->steps; t++) {
     float ms = 0;
-    uint64_t rd, wr;
     CK(cudaEventElapsedTime(&ms, G->ev[2 * t], G->ev[2 * t + 1]),
        "cudaEventElapsedTime");
     r->group_time_s[t] = 1e-3 * ms;
     r->time_s += r->group_time_s[t];
-    fx_kernel_traffic(s, t, &rd, &wr, stamp, cur);
-    r->read_bytes += rd;
-    r->write_bytes += wr;
+    fx_kernel_traffic(s, t, &reads, &r->write_bytes);
   }
+  r->read_bytes = reads.total;
   r->peak_bytes = G->peak;
   CK(cudaMemPoolGetAttribute(G->pool, cudaMemPoolAttrUsedMemHigh,
                              &r->pool_used_high),
@@ -399,8 +394,7 @@ static fp_status collect(gpu_run *G, bool keep, fx_result *r, fp_error *err) {
        "cudaMemcpy");
   }
 fail:
-  free(stamp);
-  free(cur);
+  fx_reads_free(&reads);
   return st;
 }
 

@@ -529,25 +529,16 @@ void fx_kernel_free(fx_kernel *k) {
  * buffer (every element feeds some item), a surrogate read exactly its
  * per-read bytes; each buffer the group reads and does not produce counts
  * once, at its largest extent; stores count the materialized writes. */
-void fx_kernel_traffic(const fx_sched *s, int32_t t, uint64_t *read_bytes,
-                       uint64_t *write_bytes, int32_t *stamp, uint64_t *cur) {
-  *read_bytes = *write_bytes = 0;
+void fx_kernel_traffic(const fx_sched *s, int32_t t, fx_reads *reads,
+                       uint64_t *write_bytes) {
   for (int32_t i = s->goff[t]; i < s->goff[t + 1]; i++) {
     const fp_node *n = fp_graph_node(s->g, s->gnodes[i]);
     for (int32_t k = 0; k < n->n_reads; k++) {
-      int32_t b = n->reads[k].buffer, w = fp_graph_buffer(s->g, b)->writer;
-      uint64_t e = fx_is_surrogate(n) ? n->reads[k].bytes
-                                      : fp_graph_buffer(s->g, b)->bytes / 4 * 4;
-      if (w >= 0 && s->step[w] == t)
-        continue;
-      if (stamp[b] != t) {
-        stamp[b] = t;
-        cur[b] = e;
-        *read_bytes += e;
-      } else if (e > cur[b]) {
-        *read_bytes += e - cur[b];
-        cur[b] = e;
-      }
+      int32_t b = n->reads[k].buffer;
+      fx_reads_add(reads, s, t, b,
+                   fx_is_surrogate(n)
+                       ? n->reads[k].bytes
+                       : fp_graph_buffer(s->g, b)->bytes / 4 * 4);
     }
     for (int32_t w = 0; w < n->n_writes; w++)
       if (s->where[n->writes[w]] == FX_MEM)

@@ -77,6 +77,41 @@ void fx_result_free(fx_result *r, int32_t n_outputs) {
   memset(r, 0, sizeof *r);
 }
 
+/* ---- read accounting -------------------------------------------------- */
+
+int fx_reads_init(fx_reads *r, int32_t n) {
+  r->total = 0;
+  r->stamp = malloc(((size_t)n + 1) * sizeof *r->stamp);
+  r->cur = calloc((size_t)n + 1, sizeof *r->cur);
+  if (!r->stamp || !r->cur)
+    return -1;
+  for (int32_t b = 0; b < n; b++)
+    r->stamp[b] = -1;
+  return 0;
+}
+
+void fx_reads_free(fx_reads *r) {
+  free(r->stamp);
+  free(r->cur);
+  r->stamp = NULL;
+  r->cur = NULL;
+}
+
+void fx_reads_add(fx_reads *r, const fx_sched *s, int32_t t, int32_t b,
+                  uint64_t extent) {
+  int32_t w = fp_graph_buffer(s->g, b)->writer;
+  if (w >= 0 && s->step[w] == t)
+    return;
+  if (r->stamp[b] != t) {
+    r->stamp[b] = t;
+    r->cur[b] = extent;
+    r->total += extent;
+  } else if (extent > r->cur[b]) {
+    r->total += extent - r->cur[b];
+    r->cur[b] = extent;
+  }
+}
+
 /* ---- values shared by the backends ------------------------------------ */
 
 /* splitmix64, as the generator uses: the stream depends only on its

@@ -67,6 +67,23 @@ typedef struct fx_result {
                               when outputs were not kept */
 } fx_result;
 
+/* Per-group read accounting, the rule of model/eval.c applied to what a
+ * kernel loaded: a buffer the group produces is never read from memory;
+ * any other counts once per group, at the largest extent loaded. */
+typedef struct fx_reads {
+  int32_t *stamp; /* per buffer: the last step that read it (-1: none) */
+  uint64_t *cur;  /* per buffer: the extent counted for it in that step */
+  uint64_t total; /* bytes counted so far */
+} fx_reads;
+
+/* Allocates for n buffers; -1 when out of memory (then free it). */
+int fx_reads_init(fx_reads *r, int32_t n);
+void fx_reads_free(fx_reads *r);
+
+/* Records that step t loaded `extent` bytes of buffer b. */
+void fx_reads_add(fx_reads *r, const fx_sched *s, int32_t t, int32_t b,
+                  uint64_t extent);
+
 /* Frees what a result owns (n_outputs entries of outputs). */
 void fx_result_free(fx_result *r, int32_t n_outputs);
 
@@ -150,11 +167,10 @@ const char *fx_cuda_prelude(void);
 fp_status fx_gen_kernel(const fx_sched *s, int32_t t, fx_kernel *k,
                         fp_error *err);
 
-/* The bytes group t's generated kernel loads and stores (see
- * cuda_gen.c); stamp (per buffer, -1 before the first step) and cur are
- * the caller's scratch, reused across steps. */
-void fx_kernel_traffic(const fx_sched *s, int32_t t, uint64_t *read_bytes,
-                       uint64_t *write_bytes, int32_t *stamp, uint64_t *cur);
+/* Adds the bytes group t's generated kernel loads to `reads` and the
+ * bytes it stores to *write_bytes (see cuda_gen.c). */
+void fx_kernel_traffic(const fx_sched *s, int32_t t, fx_reads *reads,
+                       uint64_t *write_bytes);
 
 /* Frees a generated kernel. */
 void fx_kernel_free(fx_kernel *k);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_exec/exec_internal.h"
 #include "model/json.h"
 #include "tests/cuda_exec/exec_util.h"
 
@@ -310,6 +311,55 @@ START_TEST(cuda_unavailable_is_clean) {
 }
 END_TEST
 
+/* The CUDA generator, without CUDA: what its kernels load and store
+ * equals the prediction, every group gets a kernel, and a group of
+ * pointwise nodes over one iteration space is a single launch that keeps
+ * every intermediate in registers (no scratch). */
+START_TEST(cuda_generator_accounting) {
+  uint64_t seed = 1;
+  fp_graph *g =
+      eu_small_graph((fp_gen_family)_i, 40, &seed, UINT64_MAX, UINT64_MAX);
+  fp_graph *bare = eu_strip_ops(g);
+  for (int i = 0; i < 4; i++) {
+    const fp_graph *gg = i < 3 ? g : bare;
+    fp_plan *p = eu_method_plan(gg, i == 0   ? FP_METHOD_EAGER
+                                    : i == 2 ? FP_METHOD_GREEDY_LOWMEM
+                                             : FP_METHOD_GREEDY);
+    fp_metrics m = tu_eval(gg, p);
+    fx_sched s;
+    fx_reads reads;
+    uint64_t writes = 0;
+    ck_assert_int_eq(fx_sched_build(gg, p, &s, NULL), FP_OK);
+    ck_assert_int_eq(fx_reads_init(&reads, s.buffers), 0);
+    for (int32_t t = 0; t < s.steps; t++) {
+      fx_kernel k;
+      ck_assert_int_eq(fx_gen_kernel(&s, t, &k, NULL), FP_OK);
+      ck_assert_ptr_nonnull(strstr(k.src, k.name));
+      ck_assert_int_ge(k.n_launch, 1);
+      bool pointwise = true;
+      for (int32_t j = s.goff[t]; j < s.goff[t + 1]; j++) {
+        const fp_node *n = fp_graph_node(gg, s.gnodes[j]);
+        pointwise &= n->kind == FP_KIND_POINTWISE && !fx_is_surrogate(n) &&
+                     n->numel == fp_graph_node(gg, s.gnodes[s.goff[t]])->numel;
+      }
+      if (pointwise) {
+        ck_assert_int_eq(k.n_launch, 1);
+        ck_assert_int_eq(k.n_scratch, 0);
+      }
+      fx_kernel_traffic(&s, t, &reads, &writes);
+      fx_kernel_free(&k);
+    }
+    ck_assert_uint_eq(reads.total, m.read_bytes);
+    ck_assert_uint_eq(writes, m.write_bytes);
+    fx_reads_free(&reads);
+    fx_sched_free(&s);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(bare);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* One case per kind of test, so that CK_RUN_CASE can pick one. */
 static TCase *tcase(Suite *s, const char *name) {
   TCase *tc = tcase_create(name);
@@ -327,6 +377,8 @@ int main(void) {
   tcase_add_test(tc, surrogates_random_graphs);
   tc = tcase(s, "example");
   tcase_add_test(tc, surrogates_example_graph);
+  tc = tcase(s, "generator");
+  tcase_add_loop_test(tc, cuda_generator_accounting, 0, FP_GEN_FAMILY_COUNT_);
   tc = tcase(s, "api");
   tcase_add_test(tc, chain_by_hand);
   tcase_add_test(tc, seed_changes_outputs);
