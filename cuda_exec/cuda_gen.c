@@ -238,22 +238,9 @@ static void emit_const(FILE *f, double alpha) {
   fprintf(f, "__int_as_float(0x%08x)", (unsigned)u);
 }
 
-/* v<pos> = a pointwise op at element variable i over N elements. */
-static void emit_pointwise(gen_ctx *C, int32_t pos, const char *i) {
-  const fp_node *n = node_at(C, pos);
-  uint64_t N = n->numel;
-  FILE *f = C->f;
-  fprintf(f, "    float v%d;\n    { float a = ", (int)pos);
-  if (n->n_reads > 0)
-    emit_read(C, pos, 0, i, N, N);
-  else
-    fputs("0.0f", f);
-  fputs(";\n", f);
-  for (int32_t k = 1; k < n->n_reads; k++) {
-    fprintf(f, "      float b%d = ", (int)k);
-    emit_read(C, pos, k, i, N, N);
-    fputs(";\n", f);
-  }
+/* The statements that turn `a` (read 0) and b1.. (the other reads) into
+ * the result of pointwise op n, as cpu.c computes it. */
+static void emit_pointwise_op(FILE *f, const fp_node *n) {
   switch (n->op.fn) {
   case FP_OP_ADD:
   case FP_OP_MUL:
@@ -298,6 +285,25 @@ static void emit_pointwise(gen_ctx *C, int32_t pos, const char *i) {
   default: /* COPY */
     break;
   }
+}
+
+/* v<pos> = a pointwise op at element variable i over N elements. */
+static void emit_pointwise(gen_ctx *C, int32_t pos, const char *i) {
+  const fp_node *n = node_at(C, pos);
+  uint64_t N = n->numel;
+  FILE *f = C->f;
+  fprintf(f, "    float v%d;\n    { float a = ", (int)pos);
+  if (n->n_reads > 0)
+    emit_read(C, pos, 0, i, N, N);
+  else
+    fputs("0.0f", f);
+  fputs(";\n", f);
+  for (int32_t k = 1; k < n->n_reads; k++) {
+    fprintf(f, "      float b%d = ", (int)k);
+    emit_read(C, pos, k, i, N, N);
+    fputs(";\n", f);
+  }
+  emit_pointwise_op(f, n);
   fprintf(f, "      v%d = a; }\n", (int)pos);
   emit_stores(C, pos, i);
 }
