@@ -39,6 +39,19 @@ say() { printf '== %s (%ds)\n' "$*" $(($(date +%s) - start)) >&2; }
 
 # ---- 1. build ---------------------------------------------------------
 say "build --with-cuda into build-gpu/"
+# What the build needs, checked first: this machine may lack the network
+# to install anything (dev.sh lists the Debian packages).
+missing=""
+command -v cc >/dev/null 2>&1 || missing="$missing a C compiler"
+[ -x configure ] || command -v autoreconf >/dev/null 2>&1 || missing="$missing autoconf/automake"
+command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcjson check ||
+  missing="$missing pkg-config+libcjson-dev+check"
+[ -f /usr/include/glpk.h ] || missing="$missing libglpk-dev"
+[ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1 || missing="$missing the CUDA toolkit"
+if [ -n "$missing" ]; then
+  echo "gpu-validate: missing:$missing" >&2
+  exit 1
+fi
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
   autoreconf -fi >/dev/null 2>&1 || exit 1
 fi
@@ -127,7 +140,8 @@ for g in "${graphs[@]}"; do
       continue
     fi
     r=$work/$name.$m.run.json
-    timeout 180 "$fp" run "$g" "$p" --backend "$backend" --repeat 3 --json >"$r" 2>"$r.err"
+    timeout 180 "$fp" run "$g" "$p" --backend "$backend" --repeat 3 \
+      --memory-limit "${FP_GPU_MEMORY:-96GiB}" --json >"$r" 2>"$r.err"
     rc=$?
     if [ ! -s "$r" ]; then
       echo "| $name | $m | (run failed, exit $rc: $(head -c 80 "$r.err" | tr '\n|' '  ')) | | | | | | | | | | |" >>"$out.tmp"
