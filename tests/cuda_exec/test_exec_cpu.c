@@ -13,6 +13,7 @@
 
 #include "cuda_exec/exec_internal.h"
 #include "model/json.h"
+#include "solver/solver.h"
 #include "tests/cuda_exec/exec_util.h"
 
 /* Graphs the tests run many times: a few MiB, few matmul flops. */
@@ -90,6 +91,38 @@ START_TEST(generated_every_method) {
     fp_graph *g = eu_small_graph((fp_gen_family)_i, 20 + 10 * k, &seed,
                                  SMALL_BYTES, SMALL_WORK);
     all_plans_exact(g, seed);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* The solver's plans: the ILP (a short time limit; its fallback is a
+ * legal plan too) on a small graph of family _i, and exhaustive
+ * enumeration on random tiny op-less graphs. */
+START_TEST(solver_plans) {
+  uint64_t seed = 7;
+  fp_graph *g =
+      eu_small_graph((fp_gen_family)_i, 16, &seed, SMALL_BYTES, SMALL_WORK);
+  fp_ilp_params prm;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 2;
+  fp_plan *p = fp_plan_create();
+  ck_assert_msg(fp_ilp_solve(g, &prm, p, NULL, &err) == FP_OK, "%s", err.msg);
+  fp_exec_report r = run_exact(g, p, "ilp");
+  fp_exec_report_free(&r);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  tu_rng rng = {(uint64_t)_i + 99};
+  for (int i = 0; i < 3; i++) {
+    g = tu_random_graph(&rng, 4, 8);
+    p = fp_plan_create();
+    fp_ilp_params_init(&prm);
+    ck_assert_msg(fp_exhaustive(g, &prm, p, NULL, &err) == FP_OK, "%s",
+                  err.msg);
+    r = run_exact(g, p, "exhaustive");
+    fp_exec_report_free(&r);
+    fp_plan_destroy(p);
     fp_graph_destroy(g);
   }
 }
@@ -372,6 +405,7 @@ int main(void) {
   Suite *s = suite_create("exec_cpu");
   TCase *tc = tcase(s, "methods");
   tcase_add_loop_test(tc, generated_every_method, 0, FP_GEN_FAMILY_COUNT_);
+  tcase_add_loop_test(tc, solver_plans, 0, FP_GEN_FAMILY_COUNT_);
   tc = tcase(s, "surrogates");
   tcase_add_loop_test(tc, surrogates_generated, 0, FP_GEN_FAMILY_COUNT_);
   tcase_add_test(tc, surrogates_random_graphs);
