@@ -109,7 +109,7 @@ done
 {
   echo "### Plans run on $backend ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1))"
   echo
-  echo "\`bench/gpu-validate.sh\`, $(date -u +%Y-%m-%d).  \`fuseplan run --backend cuda --repeat 3\`:"
+  echo "\`bench/gpu-validate.sh\`, $(date -u +%Y-%m-%d).  \`fuseplan run --backend $backend --repeat 3\`:"
   echo "time is the fastest of 3 runs (CUDA events around each group's launches),"
   echo "peak the tracking allocator's (declared bytes; pool = the stream-ordered"
   echo "pool's used high-water mark, with its rounding), traffic the bytes the"
