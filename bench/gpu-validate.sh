@@ -9,7 +9,7 @@
 #    the GPU run test, which must PASS here, not SKIP);
 # 3. for several generated graphs and the corpus (data/graphs/*.json*,
 #    when present), makes the eager, greedy, greedy-lowmem and ILP plans,
-#    runs each with `fuseplan run --backend "$backend" --repeat 3 --json`, and
+#    runs each with `fuseplan run --backend cuda --repeat 3 --json`, and
 #    writes one Markdown table: predicted vs measured peak (and the pool's
 #    high-water mark), traffic, measured time, and the time ratio to eager
 #    beside the traffic ratio.
