@@ -70,6 +70,7 @@ static int parse_params(const cli_args *a, fp_exec_params *prm) {
   return 0;
 }
 
+/* "pass", "fail" or "skipped". */
 static const char *check_name(fp_check c) {
   return c == FP_CHECK_PASS ? "pass" : c == FP_CHECK_FAIL ? "fail" : "skipped";
 }
@@ -80,6 +81,7 @@ static bool exact(const fp_exec_report *r) {
          r->traffic_bytes == r->predicted.traffic_bytes;
 }
 
+/* The --json object (docs/executor.md). */
 static void print_json(const fp_graph *g, const fp_exec_params *prm,
                        const fp_exec_report *r, bool pass) {
   printf("{\"graph\": ");
@@ -114,6 +116,7 @@ static void print_json(const fp_graph *g, const fp_exec_params *prm,
          pass ? "pass" : "fail");
 }
 
+/* The human table: predicted against measured. */
 static void print_text(const fp_graph *g, const fp_exec_params *prm,
                        const fp_exec_report *r, bool pass) {
   char b1[64], b2[64];

@@ -44,6 +44,8 @@ static unsigned char *storage(uint64_t bytes) {
   return malloc(n ? n : 4);
 }
 
+/* Allocates buffer b and counts its declared bytes; -1 when out of
+ * memory. */
 static int track_alloc(tracker *tr, const fp_graph *g, int32_t b) {
   uint64_t bytes = fp_graph_buffer(g, b)->bytes;
   tr->mem[b] = storage(bytes);
@@ -54,6 +56,7 @@ static int track_alloc(tracker *tr, const fp_graph *g, int32_t b) {
   return 0;
 }
 
+/* Frees buffer b and uncounts its declared bytes. */
 static void track_free(tracker *tr, const fp_graph *g, int32_t b) {
   free(tr->mem[b]);
   tr->mem[b] = NULL;
@@ -301,6 +304,7 @@ static int local_alloc(cpu_run *R, int32_t t) {
   return 0;
 }
 
+/* Frees the kernel-local buffers of step t. */
 static void local_free(cpu_run *R, int32_t t) {
   const fx_sched *s = R->s;
   for (int32_t i = s->goff[t]; i < s->goff[t + 1]; i++) {
@@ -312,6 +316,7 @@ static void local_free(cpu_run *R, int32_t t) {
   }
 }
 
+/* Monotonic seconds. */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -41,6 +41,7 @@ fp_status fp_exec_cuda_available(fp_error *err) {
   return FP_OK;
 }
 
+/* Monotonic seconds. */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -116,6 +117,7 @@ typedef struct program {
   char *src;
 } program;
 
+/* Frees the kernels and the joint source (a zeroed program too). */
 static void program_free(program *P) {
   for (int32_t t = 0; P->k && t < P->n; t++)
     fx_kernel_free(&P->k[t]);
@@ -124,6 +126,8 @@ static void program_free(program *P) {
   memset(P, 0, sizeof *P);
 }
 
+/* Generates every group's kernel and the joint source; FP_ENOMEM (free
+ * P either way). */
 static fp_status program_build(const fx_sched *s, program *P, fp_error *err) {
   size_t len = 0;
   memset(P, 0, sizeof *P);
@@ -236,6 +240,7 @@ fail:
   return st;
 }
 
+/* Frees buffer b stream-ordered and uncounts its declared bytes. */
 static fp_status dev_free(gpu_run *G, int32_t b, fp_error *err) {
   fp_status st = FP_OK;
   CK(cudaFreeAsync(G->dev[b], G->stream), "cudaFreeAsync");

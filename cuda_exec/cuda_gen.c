@@ -60,6 +60,7 @@ static int32_t buf_slot(gen_ctx *C, int32_t b) {
   return C->n_bufs++;
 }
 
+/* The node at group position pos. */
 static const fp_node *node_at(const gen_ctx *C, int32_t pos) {
   return fp_graph_node(C->g, C->nodes[pos]);
 }
@@ -459,6 +460,7 @@ static int fill_launches(gen_ctx *C, fx_kernel *k) {
   return 0;
 }
 
+/* Frees the context's arrays (a partly allocated one too). */
 static void ctx_free(gen_ctx *C) {
   free(C->phase);
   free(C->ptype);

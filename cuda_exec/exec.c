@@ -185,6 +185,7 @@ void fx_sched_free(fx_sched *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* qsort order of int32_t. */
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);

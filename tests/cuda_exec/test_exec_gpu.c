@@ -13,6 +13,7 @@
 
 #include "tests/cuda_exec/exec_util.h"
 
+/* Runs p on the GPU and holds the report to the evaluator and the CPU. */
 static void run_gpu(const fp_graph *g, const fp_plan *p, const char *what) {
   fp_exec_params prm;
   fp_exec_report r;
