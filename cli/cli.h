@@ -56,6 +56,11 @@ const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
 /* Prints s as a JSON string literal (quoted, escaped) to f. */
 void cli_json_str(FILE *f, const char *s);
 
+/* Closes the open_memstream `f` whose buffer is *text and writes that
+ * text atomically to path (as cli_write_file); frees *text.  Returns 0 or
+ * the exit code of what failed, printed. */
+int cli_write_memstream(FILE *f, char **text, const char *path);
+
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */
 int cli_write_file(const char *path, const char *text);

@@ -14,7 +14,7 @@
 static const char run_help[] =
     "usage: fuseplan run GRAPH PLAN [--backend cpu|cuda] [--repeat N]\n"
     "                    [--seed S] [--arch sm_NN] [--memory-limit BYTES]\n"
-    "                    [--no-check] [--json]\n"
+    "                    [--no-check] [--kernel-times FILE.csv] [--json]\n"
     "\n"
     "Executes PLAN group by group (one kernel per group) and measures the\n"
     "peak bytes live in its tracking allocator, the bytes its kernels read\n"
@@ -28,6 +28,8 @@ static const char run_help[] =
     "  --arch sm_NN        CUDA target for NVRTC (default sm_90)\n"
     "  --memory-limit B    refuse runs needing more (default 16GiB)\n"
     "  --no-check          skip the eager reference run\n"
+    "  --kernel-times F    per kernel (group): step,nodes,time_s,first_node\n"
+    "                      as CSV, from the fastest run\n"
     "  --json              one JSON object on stdout\n"
     "Exit codes: 0 outputs match and measured peak and traffic equal the\n"
     "prediction; 1 a mismatch, an illegal plan, or over the memory limit;\n"
@@ -145,13 +147,37 @@ static void print_text(const fp_graph *g, const fp_exec_params *prm,
   printf("check        %s\n", pass ? "pass" : "fail");
 }
 
+/* Writes the per-kernel times of the report as CSV to path; 0 or an
+ * exit code. */
+static int write_kernel_times(const char *path, const fp_graph *g,
+                              const fp_plan *p, const fp_exec_report *r) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fputs("step,nodes,time_s,first_node\n", f);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t n;
+    const int32_t *grp = fp_plan_group(p, t, &n);
+    fprintf(f, "%d,%d,%.9g,\"", (int)t, (int)n, r->group_time_s[t]);
+    for (const char *c = fp_graph_node(g, grp[0])->name; *c; c++) {
+      if (*c == '"')
+        fputc('"', f); /* CSV doubles quotes inside a quoted field */
+      fputc(*c, f);
+    }
+    fputs("\"\n", f);
+  }
+  return cli_write_memstream(f, &text, path);
+}
+
 int cmd_run(int argc, char **argv) {
   cli_opt opts[] = {
       {"backend", 0, true, NULL},      {"repeat", 0, true, NULL},
       {"seed", 0, true, NULL},         {"arch", 0, true, NULL},
       {"memory-limit", 0, true, NULL}, {"no-check", 0, false, NULL},
-      {"json", 0, false, NULL}};
-  cli_args a = {opts, 7, {0}, 0, false, {0}};
+      {"json", 0, false, NULL},        {"kernel-times", 0, true, NULL}};
+  cli_args a = {opts, 8, {0}, 0, false, {0}};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("run", "%s", a.error);
   if (a.help)
@@ -194,6 +220,10 @@ int cmd_run(int argc, char **argv) {
   else
     print_text(g, &prm, &r, pass);
   rc = pass ? EXIT_OK : EXIT_PROBLEM;
+  if (cli_get(&a, "kernel-times")) {
+    int wrc = write_kernel_times(cli_get(&a, "kernel-times"), g, p, &r);
+    rc = wrc ? wrc : rc;
+  }
 done:
   fp_exec_report_free(&r);
   fp_plan_destroy(p);

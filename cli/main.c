@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -120,6 +121,18 @@ int cli_write_file(const char *path, const char *text) {
     return EXIT_INTERNAL;
   }
   return 0;
+}
+
+int cli_write_memstream(FILE *f, char **text, const char *path) {
+  if (fclose(f) != 0 || !*text) {
+    free(*text);
+    *text = NULL;
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  }
+  int rc = cli_write_file(path, *text);
+  free(*text);
+  *text = NULL;
+  return rc;
 }
 
 typedef struct command {

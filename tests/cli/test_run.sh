@@ -59,6 +59,12 @@ t_run "$FUSEPLAN" run "$T/convnet.json" "$T/convnet.greedy.json"
 t_exit 0 && t_out_has 'check        pass' && t_out_has 'predicted' &&
   t_out_has 'against eager'
 
+t_case 'kernel times'
+t_run "$FUSEPLAN" run "$D/small.json" "$D/small_plan_legal.json" --kernel-times "$T/k.csv"
+t_exit 0 && t_eq 'header' "$(head -n 1 "$T/k.csv")" 'step,nodes,time_s,first_node' &&
+  t_eq 'one line per kernel' "$(wc -l <"$T/k.csv" | tr -d ' ')" 5 &&
+  t_eq 'first kernel' "$(sed -n 2p "$T/k.csv" | cut -d, -f1,2,4)" '0,3,"n0"'
+
 t_case 'illegal plan: exit 1'
 t_run "$FUSEPLAN" run "$D/small.json" "$D/small_illegal_order.json"
 t_exit 1 && t_err_one_line && t_err_has 'small_illegal_order.json'
