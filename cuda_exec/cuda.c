@@ -221,7 +221,9 @@ static fp_status dev_alloc(gpu_run *G, int32_t b, uint64_t seed,
   size_t n = (size_t)((bytes + 3) / 4 * 4);
   fp_status st = FP_OK;
   unsigned char *host = NULL;
-  CK(cudaMallocAsync(&G->dev[b], n ? n : 4, G->stream), "cudaMallocAsync");
+  void *d = NULL;
+  CK(cudaMallocAsync(&d, n ? n : 4, G->stream), "cudaMallocAsync");
+  G->dev[b] = d; /* only once it exists: teardown frees what is set */
   G->live += bytes;
   G->peak = G->live > G->peak ? G->live : G->peak;
   if (G->s->alloc_at[b] < 0) {
