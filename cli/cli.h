@@ -16,11 +16,12 @@
 #include "model/status.h"
 
 enum {
-  EXIT_OK = 0,      /* success */
-  EXIT_PROBLEM = 1, /* verify/compare found a problem; infeasible request */
-  EXIT_USAGE = 2,   /* bad command line */
-  EXIT_INPUT = 3,   /* invalid input file */
-  EXIT_INTERNAL = 4 /* internal, output or solver failure */
+  EXIT_OK = 0,         /* success */
+  EXIT_PROBLEM = 1,    /* verify/compare found a problem; infeasible request */
+  EXIT_USAGE = 2,      /* bad command line */
+  EXIT_INPUT = 3,      /* invalid input file */
+  EXIT_INTERNAL = 4,   /* internal, output or solver failure */
+  EXIT_UNAVAILABLE = 5 /* run: backend not built, or no GPU */
 };
 
 int cmd_info(int argc, char **argv);
@@ -30,6 +31,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_pareto(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
  * status of a failed load or computation on input files. */
@@ -53,6 +55,11 @@ const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
 
 /* Prints s as a JSON string literal (quoted, escaped) to f. */
 void cli_json_str(FILE *f, const char *s);
+
+/* Closes the open_memstream `f` whose buffer is *text and writes that
+ * text atomically to path (as cli_write_file); frees *text.  Returns 0 or
+ * the exit code of what failed, printed. */
+int cli_write_memstream(FILE *f, char **text, const char *path);
 
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */

@@ -126,13 +126,7 @@ static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
     fputs("\"\n", f);
   }
 write:
-  if (fclose(f) != 0 || !text) {
-    free(text);
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  }
-  int rc = cli_write_file(path, text);
-  free(text);
-  return rc;
+  return cli_write_memstream(f, &text, path);
 }
 
 static void print_eval_json(const fp_metrics *m, const fp_metrics *e) {

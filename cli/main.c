@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -30,13 +31,16 @@ static const char usage_text[] =
     "  compare GRAPH PLAN... [--json]\n"
     "          side-by-side table of plans, with eager\n"
     "  info    GRAPH [--json]  what a graph holds, eager costs, lower bounds\n"
+    "  run     GRAPH PLAN [--backend cpu|cuda] [--repeat N] [--json]\n"
+    "          execute a plan: measured peak and traffic against the\n"
+    "          prediction, outputs against eager\n"
     "  gen     --family F --size N --seed S [-o GRAPH]\n"
     "          generate a training-like graph (transformer, convnet, mlp,\n"
     "          random)\n"
     "\n"
     "Run 'fuseplan <command> --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 problem found or infeasible, 2 usage, 3 invalid\n"
-    "input file, 4 internal failure.\n";
+    "input file, 4 internal failure, 5 run: backend unavailable.\n";
 
 int cli_fail(const fp_error *err) {
   fprintf(stderr, "fuseplan: %s\n", err->msg);
@@ -119,6 +123,18 @@ int cli_write_file(const char *path, const char *text) {
   return 0;
 }
 
+int cli_write_memstream(FILE *f, char **text, const char *path) {
+  if (fclose(f) != 0 || !*text) {
+    free(*text);
+    *text = NULL;
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  }
+  int rc = cli_write_file(path, *text);
+  free(*text);
+  *text = NULL;
+  return rc;
+}
+
 typedef struct command {
   const char *name;
   int (*fn)(int, char **);
@@ -127,7 +143,7 @@ typedef struct command {
 static const command commands[] = {
     {"solve", cmd_solve},     {"eval", cmd_eval}, {"verify", cmd_verify},
     {"compare", cmd_compare}, {"info", cmd_info}, {"gen", cmd_gen},
-    {"pareto", cmd_pareto},
+    {"pareto", cmd_pareto},   {"run", cmd_run},
 };
 
 int main(int argc, char **argv) {

@@ -22,7 +22,9 @@
   X(EINFEASIBLE, "infeasible request")                                         \
   X(EARG, "invalid argument")                                                  \
   X(ELIMIT, "size limit exceeded")                                             \
-  X(EINTERNAL, "internal error")
+  X(EINTERNAL, "internal error")                                               \
+  X(ENOTBUILT, "not built with CUDA")                                          \
+  X(ENODEVICE, "no CUDA device")
 
 typedef enum fp_status {
 #define FP_STATUS_ENUM_(name, str) FP_##name,
