@@ -169,6 +169,9 @@ START_TEST(glpk_error_recovered) {
   ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
   ck_assert_str_eq(fp_plan_solver(p)->status, "heuristic-fallback");
   prm.fault = 0; /* GLPK works again afterwards */
+  /* ... given time for the root LP even on a loaded machine under
+   * sanitizers (10 s once ended in a fallback there). */
+  prm.time_limit_s = 120;
   ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
   ck_assert_str_ne(fp_plan_solver(p)->status, "heuristic-fallback");
   fp_plan_destroy(p);
