@@ -97,6 +97,7 @@ static int make_clusters(const fp_graph *g, clusters *C) {
   return 0;
 }
 
+/* Frees a partition under construction; safe on a zeroed struct. */
 static void free_clusters(clusters *C) {
   free(C->of);
   free(C->stamp);
@@ -135,6 +136,7 @@ typedef struct cluster_build {
   fp_graph *sg;
 } cluster_build;
 
+/* qsort order of node indices. */
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);

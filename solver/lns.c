@@ -64,6 +64,7 @@ static uint64_t next_random(lns *L) {
   return L->rng * 0x2545F4914F6CDD1DULL;
 }
 
+/* True past the deadline or once the caller raised the cancel flag. */
 static bool out_of_time(const lns *L) {
   return solver_now() > L->deadline || (L->prm->cancel && *L->prm->cancel != 0);
 }
@@ -92,6 +93,8 @@ static bool better(const fp_ilp_params *prm, const fp_metrics *a,
   return a->traffic_bytes < b->traffic_bytes;
 }
 
+/* Calls the progress callback (at most every 0.2 s unless `force`) with
+ * the current plan's figures, the bound and the gap. */
 static void report(lns *L, bool force) {
   double now = solver_now();
   if (!L->prm->progress || (!force && now - L->last_report < 0.2))
@@ -222,11 +225,13 @@ static fp_status prepare(lns *L, int32_t s0, int32_t s1, window_job *J,
   return FP_OK;
 }
 
+/* Solves a prepared job's ILP into its own fields (thread-safe). */
 static void solve_job(window_job *J) {
   if (J->ready)
     J->st = fp_ilp_solve(J->S.g, &J->sp, J->q, &J->qm, &J->err);
 }
 
+/* Frees a job and zeroes it for reuse. */
 static void job_free(window_job *J) {
   fp_plan_destroy(J->q);
   sub_free(&J->S);
@@ -264,6 +269,7 @@ static fp_status apply(lns *L, window_job *J, bool *improved, fp_error *err) {
   return st;
 }
 
+/* Thread body: one job, then this thread's GLPK environment freed. */
 static void *job_thread(void *arg) {
   solve_job(arg);
   solver_thread_done(); /* this thread's GLPK environment */
@@ -320,6 +326,7 @@ static fp_status window_score(lns *L, int32_t s0, int32_t s1, uint64_t *score,
   return st;
 }
 
+/* qsort order of windows: higher score first, then program position. */
 static int cmp_score(const void *a, const void *b) {
   const window_ref *x = a, *y = b;
   if (x->score != y->score)
@@ -465,6 +472,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   return st == FP_OK ? refresh(L, err) : st;
 }
 
+/* Frees what lns_init allocated; safe after a failed init. */
 static void lns_free(lns *L) {
   fp_plan_destroy(L->cur);
   fp_plan_destroy(L->trial);

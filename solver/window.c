@@ -35,6 +35,7 @@ void sub_free(sub_problem *S) {
   memset(S, 0, sizeof *S);
 }
 
+/* qsort order of node indices. */
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
