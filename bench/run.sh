@@ -43,9 +43,10 @@ trap 'rm -f "$tmp"' EXIT
   echo "+-4 steps around the warm start), at each wall-clock limit.  First"
   echo "incumbent: when the warm start (best heuristic meeting the limit) is"
   echo "in hand.  Gap: against the best valid lower bound (the MIP bound when"
-  echo "the model is exact, else the structural bound of docs/cost-model.md,"
-  echo "which is weak).  Saved: traffic the ILP's plan saves, relative to the"
-  echo "heuristic's plan at the same peak limit."
+  echo "the model is exact, and the decomposed cluster bound of docs/solver.md,"
+  echo "\"Bounds\", which also enters the model as cluster cuts).  Saved: traffic"
+  echo "the ILP's plan saves, relative to the heuristic's plan at the same peak"
+  echo "limit."
   echo
   "$builddir/bench/bench_ilp" ${FP_BENCH_ILP:-}
   echo
