@@ -59,22 +59,29 @@ build() {
 demo() {
   build
   fp=build/fuseplan
-  g=data/examples/transformer-train-400.json.gz
+  g=data/graphs/volo_d1_224.bwd.json.gz
+  ind=data/graphs/volo_d1_224.bwd.inductor.plan.json.gz
   echo
-  echo "== fuseplan info $g"
+  echo "== fuseplan info $g   (PyTorch Inductor's pre-fusion graph, batch 64)"
   $fp info "$g"
-  for m in eager greedy greedy-lowmem greedy-peak; do
+  for m in greedy greedy-lowmem greedy-peak; do
     echo
     echo "== fuseplan solve $g --method $m -o build/demo.$m.plan.json"
     $fp solve "$g" --method "$m" -o "build/demo.$m.plan.json"
   done
   echo
-  echo "== fuseplan compare $g build/demo.{greedy,greedy-lowmem,greedy-peak}.plan.json"
-  $fp compare "$g" build/demo.greedy.plan.json build/demo.greedy-lowmem.plan.json \
-    build/demo.greedy-peak.plan.json
+  echo "== fuseplan solve $g --time-limit 20 -o build/demo.auto.plan.json   (auto: window ILPs + a lower bound)"
+  $fp solve "$g" --time-limit 20 -o build/demo.auto.plan.json
   echo
-  echo "== fuseplan eval $g build/demo.greedy-peak.plan.json"
-  $fp eval "$g" build/demo.greedy-peak.plan.json
+  echo "== fuseplan compare $g <Inductor's own plan> build/demo.{greedy,greedy-lowmem,greedy-peak,auto}.plan.json"
+  $fp compare "$g" "$ind" build/demo.greedy.plan.json \
+    build/demo.greedy-lowmem.plan.json build/demo.greedy-peak.plan.json \
+    build/demo.auto.plan.json
+  echo
+  echo "== fuseplan gen --family convnet --size 120 -o build/demo.small.json; solve; run   (execute the plan on the CPU)"
+  $fp gen --family convnet --size 120 --seed 1 -o build/demo.small.json
+  $fp solve build/demo.small.json -o build/demo.small.plan.json
+  $fp run build/demo.small.json build/demo.small.plan.json
 }
 
 test_all() {
