@@ -194,7 +194,8 @@ END_TEST
 
 /* ---- the search --------------------------------------------------------- */
 
-/* The best heuristic objective that meets the eager peak. */
+/* The best heuristic objective that meets prm's limits (greedy-peak under
+ * the peak limit): auto's starting point; INFINITY when there is none. */
 static double best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
                              uint64_t eager_peak) {
   double best = INFINITY;
@@ -204,6 +205,8 @@ static double best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
     fp_metrics m;
     fp_fusion_params_init(&fp, (fp_method)k);
     fp.order = FP_ORDER_BEST;
+    if (prm->peak_limit != FP_NO_LIMIT)
+      fp.peak_limit = prm->peak_limit;
     if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
         fp_plan_eval(g, p, &m, NULL, NULL) == FP_OK &&
         fp_meets_limits(prm, &m, eager_peak) &&
@@ -342,6 +345,60 @@ START_TEST(auto_exact_on_independent_blocks) {
 }
 END_TEST
 
+/* Every objective under random limits on 60-100-node graphs of random
+ * blocks (so windows see every kind mix): auto answers exactly when its
+ * starting point exists, meets the limits, never does worse than that
+ * start, and keeps its bound below its objective. */
+START_TEST(auto_any_objective_and_limits) {
+  tu_rng r = {(uint64_t)_i * 7777 + 1};
+  fp_graph *whole = fp_graph_create("blocks");
+  int32_t k = FP_DEFAULT_MAX_FUSION_SIZE;
+  fp_graph *blocks[14];
+  int nb = 10 + (int)tu_below(&r, 5);
+  for (int i = 0; i < nb; i++) {
+    blocks[i] = tu_random_graph(&r, 5, 8);
+    int32_t bk = fp_graph_max_fusion_size(blocks[i]);
+    k = bk < k ? bk : k;
+  }
+  ck_assert_int_eq(fp_graph_set_max_fusion_size(whole, k, NULL), FP_OK);
+  for (int i = 0; i < nb; i++) {
+    char pre[16];
+    snprintf(pre, sizeof pre, "k%d.", i);
+    append_block(whole, blocks[i], pre);
+    fp_graph_destroy(blocks[i]);
+  }
+  ck_assert_int_eq(fp_graph_finalize(whole, NULL), FP_OK);
+  fp_plan *e = fp_plan_create(), *p = fp_plan_create();
+  ck_assert_int_eq(fp_plan_make_eager(e, whole, NULL), FP_OK);
+  fp_metrics em = tu_eval(whole, e), m;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = (fp_objective)(_i % FP_OBJECTIVE_COUNT_);
+  prm.lambda = 0.5;
+  prm.time_limit_s = 3;
+  prm.peak_limit = em.peak_bytes / 100 * (90 + tu_below(&r, 21));
+  if (_i % 4 == 1)
+    prm.traffic_limit = em.traffic_bytes / 100 * (85 + tu_below(&r, 20));
+  double start = best_heuristic(whole, &prm, em.peak_bytes);
+  fp_error err;
+  fp_status st = fp_auto_solve(whole, &prm, p, &m, &err);
+  if (isinf(start)) { /* no heuristic meets the limits: auto says so */
+    ck_assert_int_eq(st, FP_EINFEASIBLE);
+  } else {
+    ck_assert_msg(st == FP_OK, "%s", err.msg);
+    fp_metrics check = tu_eval(whole, p);
+    ck_assert_uint_eq(check.traffic_bytes, m.traffic_bytes);
+    ck_assert_uint_eq(check.peak_bytes, m.peak_bytes);
+    ck_assert(fp_meets_limits(&prm, &m, em.peak_bytes));
+    ck_assert(fp_objective_value(&prm, &m) <= start);
+    ck_assert(fp_plan_solver(p)->bound <= fp_plan_solver(p)->objective);
+  }
+  fp_plan_destroy(e);
+  fp_plan_destroy(p);
+  fp_graph_destroy(whole);
+}
+END_TEST
+
 /* Same seed, one job: the same plan, group for group. */
 START_TEST(auto_is_reproducible) {
   fp_graph *g = generated(FP_GEN_RANDOM, 50, 3);
@@ -426,6 +483,7 @@ static Suite *suite(void) {
   TCase *x = tcase_create("blocks");
   tcase_set_timeout(x, 300);
   tcase_add_loop_test(x, auto_exact_on_independent_blocks, 0, 3);
+  tcase_add_loop_test(x, auto_any_objective_and_limits, 0, 12);
   suite_add_tcase(s, x);
   TCase *o = tcase_create("operation");
   tcase_set_timeout(o, 300);
