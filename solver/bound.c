@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "solver/solver_internal.h"
+#include "solver/window.h"
 
 /* Cluster sizes (nodes of N(S)) tried in turn, each a full partition of
  * the buffers; the best sum is the bound.  Small clusters are solved to
@@ -136,12 +137,6 @@ typedef struct cluster_build {
   fp_graph *sg;
 } cluster_build;
 
-/* qsort order of node indices. */
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* N(S) of the cluster, ascending, into B->members. */
 static void collect_members(cluster_build *B) {
   const clusters *C = B->C;
@@ -156,7 +151,7 @@ static void collect_members(cluster_build *B) {
       }
     }
   }
-  qsort(B->members, (size_t)B->count, sizeof *B->members, cmp_i32);
+  qsort(B->members, (size_t)B->count, sizeof *B->members, sub_cmp_node);
   for (int32_t i = 0; i < B->count; i++)
     B->node_map[B->members[i]] = i;
 }
@@ -211,27 +206,8 @@ static fp_status finish_graph(cluster_build *B, fp_error *err) {
         fp_graph_add_output(B->sg, B->buf_map[b], err) != FP_OK)
       return err->code;
   }
-  for (int32_t i = 0; i < B->count; i++)
-    for (int32_t j = i + 1; j < B->count; j++) {
-      int32_t u = B->members[i], v = B->members[j];
-      if (fp_iter_compatible(fp_graph_node(B->g, u), fp_graph_node(B->g, v)) &&
-          fp_graph_is_unfusible(B->g, u, v) &&
-          fp_graph_add_unfusible(B->sg, i, j, err) != FP_OK)
-        return err->code;
-    }
-  return fp_graph_finalize(B->sg, err);
-}
-
-/* Clears the scratch maps the cluster graph used. */
-static void reset_build(cluster_build *B) {
-  for (int32_t i = 0; i < B->count; i++) {
-    const fp_node *n = fp_graph_node(B->g, B->members[i]);
-    for (int32_t j = 0; j < n->n_reads; j++)
-      B->buf_map[n->reads[j].buffer] = -1;
-    for (int32_t j = 0; j < n->n_writes; j++)
-      B->buf_map[n->writes[j]] = -1;
-    B->node_map[B->members[i]] = -1;
-  }
+  fp_status st = sub_copy_unfusible(B->sg, B->g, B->members, B->count, err);
+  return st == FP_OK ? fp_graph_finalize(B->sg, err) : st;
 }
 
 /* Builds the cluster graph of cluster c into B->sg.  FP_OK or an error. */
@@ -264,7 +240,7 @@ fail:
     fp_error_set(err, FP_ENOMEM, "out of memory");
   free(reads);
   free(writes);
-  reset_build(B);
+  sub_clear_maps(B->g, B->members, B->count, B->buf_map, B->node_map);
   return st;
 }
 

@@ -35,10 +35,37 @@ void sub_free(sub_problem *S) {
   memset(S, 0, sizeof *S);
 }
 
-/* qsort order of node indices. */
-static int cmp_i32(const void *a, const void *b) {
+int sub_cmp_node(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
+}
+
+fp_status sub_copy_unfusible(fp_graph *sg, const fp_graph *g,
+                             const int32_t *nodes, int32_t n, fp_error *err) {
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = i + 1; j < n; j++) {
+      int32_t u = nodes[i], v = nodes[j];
+      fp_status st;
+      /* only pairs the iteration spaces allow: the others are never
+       * fused anyway, and the unfusible lookup is a search */
+      if (fp_iter_compatible(fp_graph_node(g, u), fp_graph_node(g, v)) &&
+          fp_graph_is_unfusible(g, u, v) &&
+          (st = fp_graph_add_unfusible(sg, i, j, err)) != FP_OK)
+        return st;
+    }
+  return FP_OK;
+}
+
+void sub_clear_maps(const fp_graph *g, const int32_t *nodes, int32_t n,
+                    int32_t *buf_map, int32_t *node_map) {
+  for (int32_t i = 0; i < n; i++) {
+    const fp_node *nd = fp_graph_node(g, nodes[i]);
+    for (int32_t j = 0; j < nd->n_reads; j++)
+      buf_map[nd->reads[j].buffer] = -1;
+    for (int32_t j = 0; j < nd->n_writes; j++)
+      buf_map[nd->writes[j]] = -1;
+    node_map[nodes[i]] = -1;
+  }
 }
 
 /* Whether a buffer that the window reads but does not write stays live
@@ -114,28 +141,7 @@ static int add_outputs_and_pairs(const sub_problem *S, const sub_scratch *scr,
           fp_graph_add_output(S->g, scr->buf_map[n->writes[j]], err) != FP_OK)
         return -1;
   }
-  for (int32_t i = 0; i < S->n; i++)
-    for (int32_t j = i + 1; j < S->n; j++) {
-      int32_t u = S->to_global[i], v = S->to_global[j];
-      if (fp_iter_compatible(fp_graph_node(g, u), fp_graph_node(g, v)) &&
-          fp_graph_is_unfusible(g, u, v) &&
-          fp_graph_add_unfusible(S->g, i, j, err) != FP_OK)
-        return -1;
-    }
-  return 0;
-}
-
-/* Clears the scratch maps touched by the window's nodes. */
-static void reset_scratch(sub_scratch *scr, const fp_graph *g,
-                          const sub_problem *S) {
-  for (int32_t i = 0; i < S->n; i++) {
-    const fp_node *n = fp_graph_node(g, S->to_global[i]);
-    for (int32_t j = 0; j < n->n_reads; j++)
-      scr->buf_map[n->reads[j].buffer] = -1;
-    for (int32_t j = 0; j < n->n_writes; j++)
-      scr->buf_map[n->writes[j]] = -1;
-    scr->node_map[S->to_global[i]] = -1;
-  }
+  return sub_copy_unfusible(S->g, g, S->to_global, S->n, err) == FP_OK ? 0 : -1;
 }
 
 /* The window's nodes, ascending (a program order of the sub-graph). */
@@ -153,7 +159,7 @@ static fp_status collect_nodes(sub_problem *S, sub_scratch *scr,
     memcpy(S->to_global + S->n, grp, (size_t)len * sizeof *grp);
     S->n += len;
   }
-  qsort(S->to_global, (size_t)S->n, sizeof *S->to_global, cmp_i32);
+  qsort(S->to_global, (size_t)S->n, sizeof *S->to_global, sub_cmp_node);
   for (int32_t i = 0; i < S->n; i++)
     scr->node_map[S->to_global[i]] = i;
   return FP_OK;
@@ -245,7 +251,7 @@ fp_status sub_window(sub_problem *S, sub_scratch *scr, const fp_graph *g,
     st = build_graph(S, scr, g, step, k, s1, err);
   if (st == FP_OK)
     st = map_current(S, scr, p, s0, s1, err);
-  reset_scratch(scr, g, S);
+  sub_clear_maps(g, S->to_global, S->n, scr->buf_map, scr->node_map);
   if (st == FP_OK)
     st = check_identities(S, tl, pm, fp_plan_group_count(p), s0, s1, err);
   if (st != FP_OK)

@@ -68,6 +68,23 @@ fp_status sub_window(sub_problem *S, sub_scratch *scr, const fp_graph *g,
                      const fp_metrics *pm, int32_t k, int32_t s0, int32_t s1,
                      fp_error *err);
 
+/* Helpers for any graph built from a subset of a graph's nodes (windows
+ * here, cluster graphs in bound.c). */
+
+/* qsort order of node indices (ascending: a program order). */
+int sub_cmp_node(const void *a, const void *b);
+
+/* Declares in sg every unfusible pair of g among nodes[0..n), which are
+ * sg's nodes 0..n-1 in that order.  FP_OK, or fp_graph_add_unfusible's
+ * error. */
+fp_status sub_copy_unfusible(fp_graph *sg, const fp_graph *g,
+                             const int32_t *nodes, int32_t n, fp_error *err);
+
+/* Resets to -1 the entries of buf_map (buffers read or written by
+ * nodes[0..n)) and node_map (those nodes) that building sg set. */
+void sub_clear_maps(const fp_graph *g, const int32_t *nodes, int32_t n,
+                    int32_t *buf_map, int32_t *node_map);
+
 /* Frees what sub_window allocated; safe on a zeroed struct. */
 void sub_free(sub_problem *S);
 
