@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/generate.h"
 #include "model/json.h"
 
 fp_status tu_graph_try(const char *json, fp_graph **out, fp_error *err) {
@@ -178,3 +179,15 @@ const char tu_chain3_json[] =
     "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
     "   'writes': ['y']}],"
     " 'outputs': ['y']}";
+
+fp_graph *tu_generated(int family, int32_t size, uint64_t seed) {
+  fp_gen_params prm;
+  fp_graph *g = NULL;
+  fp_error err;
+  fp_gen_params_init(&prm);
+  prm.family = (fp_gen_family)family;
+  prm.size = size;
+  prm.seed = seed;
+  ck_assert_msg(fp_generate(&prm, &g, &err) == FP_OK, "%s", err.msg);
+  return g;
+}

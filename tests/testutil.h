@@ -45,6 +45,10 @@ uint32_t tu_below(tu_rng *r, uint32_t n);
  * max_fusion_size. */
 fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
 
+/* A generated graph (fuseplan gen): family is an fp_gen_family.  Fails
+ * the test with the generator's message on error. */
+fp_graph *tu_generated(int family, int32_t size, uint64_t seed);
+
 /* x -> n0 -> b0 -> n1 -> ... -> n{n-1} -> b{n-1} (an output): n pointwise
  * nodes over bytes / 4 floats, every buffer `bytes` long. */
 fp_graph *tu_chain_graph(int n, uint64_t bytes);

@@ -173,22 +173,10 @@ END_TEST
 
 /* ---- generated graphs ---------------------------------------------------- */
 
-static fp_graph *generated(int family, int32_t size, uint64_t seed) {
-  fp_gen_params prm;
-  fp_graph *g = NULL;
-  fp_error err;
-  fp_gen_params_init(&prm);
-  prm.family = (fp_gen_family)family;
-  prm.size = size;
-  prm.seed = seed;
-  ck_assert_msg(fp_generate(&prm, &g, &err) == FP_OK, "%s", err.msg);
-  return g;
-}
-
 START_TEST(generated_graphs_all_methods) {
   int family = _i % FP_GEN_FAMILY_COUNT_;
   int32_t size = 20 + (int32_t)(_i * 37 % 300);
-  fp_graph *g = generated(family, size, (uint64_t)_i + 1);
+  fp_graph *g = tu_generated(family, size, (uint64_t)_i + 1);
   fp_plan *e = run(g, FP_METHOD_EAGER, 0);
   fp_metrics me = tu_eval(g, e);
   fp_plan *pg = run(g, FP_METHOD_GREEDY, 0);
@@ -213,7 +201,7 @@ START_TEST(generated_graphs_all_methods) {
 END_TEST
 
 START_TEST(orders_keep_grouping_and_traffic) {
-  fp_graph *g = generated(_i % FP_GEN_FAMILY_COUNT_, 150, (uint64_t)_i + 7);
+  fp_graph *g = tu_generated(_i % FP_GEN_FAMILY_COUNT_, 150, (uint64_t)_i + 7);
   fp_plan *base = run(g, FP_METHOD_GREEDY, 0);
   fp_metrics mb = tu_eval(g, base);
   uint64_t best = UINT64_MAX, peak[FP_ORDER_COUNT_];
@@ -241,8 +229,8 @@ END_TEST
  * share a buffer, each one predicted by the tracker and then checked
  * against the evaluator on the whole plan. */
 START_TEST(peak_tracker_matches_evaluator) {
-  fp_graph *g =
-      generated(_i % FP_GEN_FAMILY_COUNT_, 60 + _i % 90, (uint64_t)_i * 31 + 5);
+  fp_graph *g = tu_generated(_i % FP_GEN_FAMILY_COUNT_, 60 + _i % 90,
+                             (uint64_t)_i * 31 + 5);
   fp_plan *p = fp_plan_create();
   fp_step *tl = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *tl);
   fp_metrics m;

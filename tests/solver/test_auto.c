@@ -23,18 +23,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static fp_graph *generated(fp_gen_family f, int32_t size, uint64_t seed) {
-  fp_gen_params gp;
-  fp_graph *g = NULL;
-  fp_error err;
-  fp_gen_params_init(&gp);
-  gp.family = f;
-  gp.size = size;
-  gp.seed = seed;
-  ck_assert_msg(fp_generate(&gp, &g, &err) == FP_OK, "%s", err.msg);
-  return g;
-}
-
 /* A heuristic plan of g (method by seed). */
 static fp_plan *heuristic_plan(const fp_graph *g, int seed) {
   fp_fusion_params fp;
@@ -174,8 +162,8 @@ END_TEST
 
 /* On generated graphs the bound stays below every heuristic's traffic. */
 START_TEST(bound_below_heuristics_on_generated) {
-  fp_graph *g = generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_), 150,
-                          (uint64_t)_i + 1);
+  fp_graph *g = tu_generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_), 150,
+                             (uint64_t)_i + 1);
   fp_ilp_params prm;
   double bound;
   fp_ilp_params_init(&prm);
@@ -221,8 +209,8 @@ static double best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
  * never worse than the heuristics, bound below the objective. */
 START_TEST(auto_on_generated_graphs) {
   static const int32_t sizes[] = {500, 1200, 3000};
-  fp_graph *g = generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_),
-                          sizes[_i % 3], (uint64_t)_i + 5);
+  fp_graph *g = tu_generated((fp_gen_family)(_i % FP_GEN_FAMILY_COUNT_),
+                             sizes[_i % 3], (uint64_t)_i + 5);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create(), *e = fp_plan_create();
   fp_metrics m, em;
@@ -401,7 +389,7 @@ END_TEST
 
 /* Same seed, one job: the same plan, group for group. */
 START_TEST(auto_is_reproducible) {
-  fp_graph *g = generated(FP_GEN_RANDOM, 50, 3);
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 50, 3);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 30; /* converges long before: no clock cut */
@@ -425,7 +413,7 @@ END_TEST
 
 /* A raised cancel flag stops the search at once with a legal plan. */
 START_TEST(auto_cancel_returns_a_plan) {
-  fp_graph *g = generated(FP_GEN_TRANSFORMER, 1000, 2);
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 1000, 2);
   static volatile sig_atomic_t stop = 1;
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
@@ -444,7 +432,7 @@ START_TEST(auto_cancel_returns_a_plan) {
 END_TEST
 
 START_TEST(auto_bad_params_and_infeasible) {
-  fp_graph *g = generated(FP_GEN_MLP, 60, 1);
+  fp_graph *g = tu_generated(FP_GEN_MLP, 60, 1);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_error err;

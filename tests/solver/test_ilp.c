@@ -86,17 +86,6 @@ START_TEST(weighted_matches_exhaustive) {
 }
 END_TEST
 
-static fp_graph *generated(int family, int32_t size, uint64_t seed) {
-  fp_gen_params prm;
-  fp_graph *g = NULL;
-  fp_gen_params_init(&prm);
-  prm.family = (fp_gen_family)family;
-  prm.size = size;
-  prm.seed = seed;
-  ck_assert_int_eq(fp_generate(&prm, &g, NULL), FP_OK);
-  return g;
-}
-
 /* The best heuristic plan's traffic under the eager peak. */
 static uint64_t best_heuristic(const fp_graph *g, uint64_t eager_peak) {
   uint64_t best = UINT64_MAX;
@@ -115,7 +104,7 @@ static uint64_t best_heuristic(const fp_graph *g, uint64_t eager_peak) {
 }
 
 START_TEST(never_worse_than_warm_start_and_fallback) {
-  fp_graph *g = generated(_i % FP_GEN_FAMILY_COUNT_, 120, (uint64_t)_i + 3);
+  fp_graph *g = tu_generated(_i % FP_GEN_FAMILY_COUNT_, 120, (uint64_t)_i + 3);
   fp_plan *e = fp_plan_create(), *p = fp_plan_create();
   fp_metrics me, m;
   fp_error err;
@@ -140,7 +129,7 @@ START_TEST(never_worse_than_warm_start_and_fallback) {
 END_TEST
 
 START_TEST(infeasible_limit) {
-  fp_graph *g = generated(FP_GEN_MLP, 30, 5);
+  fp_graph *g = tu_generated(FP_GEN_MLP, 30, 5);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
@@ -159,7 +148,7 @@ START_TEST(infeasible_limit) {
 END_TEST
 
 START_TEST(glpk_error_recovered) {
-  fp_graph *g = generated(FP_GEN_TRANSFORMER, 40, 2);
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 40, 2);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
@@ -188,7 +177,7 @@ START_TEST(time_limit_held) {
   } cases[] = {{FP_GEN_RANDOM, 70, FP_ILP_WINDOW_EXACT},
                {FP_GEN_RANDOM, 70, FP_ILP_WINDOW_AUTO},
                {FP_GEN_TRANSFORMER, 100, FP_ILP_WINDOW_AUTO}};
-  fp_graph *g = generated(cases[_i].family, cases[_i].size, 11);
+  fp_graph *g = tu_generated(cases[_i].family, cases[_i].size, 11);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
@@ -240,7 +229,7 @@ END_TEST
 /* The front on a tight budget: every point meets its limit, the first
  * has the lowest peak, traffic never rises along the sweep. */
 START_TEST(pareto_short_budget) {
-  fp_graph *g = generated(FP_GEN_RANDOM, 12, 5);
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 12, 5);
   fp_ilp_params prm;
   fp_pareto_point pts[5];
   fp_error err;
@@ -264,7 +253,7 @@ START_TEST(model_export) {
   char lpf[64], mpsf[64], line[256];
   snprintf(lpf, sizeof lpf, "%s/m.lp", lp);
   snprintf(mpsf, sizeof mpsf, "%s/m.mps", lp);
-  fp_graph *g = generated(FP_GEN_CONVNET, 20, 1);
+  fp_graph *g = tu_generated(FP_GEN_CONVNET, 20, 1);
   fp_ilp_params prm;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
