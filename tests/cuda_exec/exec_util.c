@@ -164,3 +164,13 @@ fp_plan *eu_random_plan(const fp_graph *g, tu_rng *r) {
   ck_assert_int_eq(fp_plan_check(g, p, 0, NULL), FP_OK);
   return p;
 }
+
+fp_plan *eu_plan_in_set(const fp_graph *g, const fp_graph *bare, tu_rng *rng,
+                        int i, const fp_graph **gg) {
+  static const fp_method methods[] = {FP_METHOD_EAGER, FP_METHOD_GREEDY,
+                                      FP_METHOD_GREEDY_LOWMEM};
+  *gg = i < 4 ? g : bare;
+  return i == 3   ? eu_random_plan(g, rng)
+         : i == 4 ? eu_method_plan(bare, FP_METHOD_GREEDY)
+                  : eu_method_plan(g, methods[i]);
+}

@@ -34,4 +34,12 @@ fp_plan *eu_method_plan(const fp_graph *g, fp_method method);
  * coin says so. */
 fp_plan *eu_random_plan(const fp_graph *g, tu_rng *r);
 
+/* The plans the backend tests run on one graph: 0 eager, 1 greedy,
+ * 2 greedy-lowmem and 3 a random legal plan of g, 4 greedy of `bare` (g
+ * with its ops stripped: surrogate kernels).  *gg gets the graph plan i
+ * belongs to. */
+#define EU_PLAN_SET 5
+fp_plan *eu_plan_in_set(const fp_graph *g, const fp_graph *bare, tu_rng *rng,
+                        int i, const fp_graph **gg);
+
 #endif /* FP_EXEC_UTIL_H */

@@ -158,14 +158,10 @@ START_TEST(plans_emulated) {
                                (uint64_t)256 << 20);
   fp_graph *bare = eu_strip_ops(g);
   tu_rng rng = {seed};
-  static const fp_method methods[] = {FP_METHOD_EAGER, FP_METHOD_GREEDY,
-                                      FP_METHOD_GREEDY_LOWMEM};
   char what[96];
-  for (int i = 0; i < 5; i++) {
-    const fp_graph *gg = i < 4 ? g : bare;
-    fp_plan *p = i == 3   ? eu_random_plan(g, &rng)
-                 : i == 4 ? eu_method_plan(gg, FP_METHOD_GREEDY)
-                          : eu_method_plan(gg, methods[i]);
+  for (int i = 0; i < EU_PLAN_SET; i++) {
+    const fp_graph *gg;
+    fp_plan *p = eu_plan_in_set(g, bare, &rng, i, &gg);
     snprintf(what, sizeof what, "%s plan %d",
              fp_gen_family_name((fp_gen_family)_i), i);
     emulate(gg, p, what);
