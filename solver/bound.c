@@ -16,10 +16,17 @@
  * from below by a small exact ILP (its MIP bound, or its optimum) or, when
  * there is no time for it, by the structural bound of fp_graph_bounds,
  * which also sums over buffers.
+ *
+ * The cluster ILPs are built here (ilp_model.c, without cluster rows) and
+ * run through the MIP core (mip.c), never through fp_ilp_solve: ilp.c
+ * calls this file for its cluster cuts, so calling back would be a
+ * circle.  Calls: ilp_model.c, mip.c, window.c, services.c, params.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/ilp_internal.h"
+#include "solver/mip.h"
 #include "solver/solver_internal.h"
 #include "solver/window.h"
 
@@ -244,6 +251,89 @@ fail:
   return st;
 }
 
+/* What a cluster ILP proved on the least traffic of its cluster graph,
+ * into *bound (bytes, -1 when nothing): the optimum when GLPK proved the
+ * MIP's plan optimal, else the smaller of the best plan's traffic (the
+ * MIP's or the warm start's) and the bound of ilp_bound_value over the
+ * structural one: the bound fp_ilp_solve would record for the same
+ * model and run.  FP_OK (also when the MIP's solution is unusable: a model bug
+ * loses only this bound), or FP_ENOMEM. */
+static fp_status ilp_outcome(const ilp_model *M, const mip_result *res,
+                             const fp_plan *warm, const fp_metrics *wm,
+                             double *bound, fp_error *err) {
+  fp_plan *q = fp_plan_create();
+  fp_metrics qm;
+  fp_bounds sb;
+  *bound = -1;
+  if (!q)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  fp_status st = ilp_solution_plan(M, res->status, q, &qm, err);
+  fp_plan_destroy(q);
+  if (st != FP_OK && st != FP_EINFEASIBLE)
+    return FP_OK;
+  bool mip = st == FP_OK && (!warm || fp_objective_value(M->prm, &qm) <=
+                                          fp_objective_value(M->prm, wm));
+  if (!mip && !warm)
+    return FP_OK; /* no plan at all */
+  double obj = fp_objective_value(M->prm, mip ? &qm : wm);
+  if (mip && res->status == GLP_OPT) {
+    *bound = obj;
+    return FP_OK;
+  }
+  double b =
+      fp_graph_bounds(M->g, &sb, NULL) == FP_OK ? (double)sb.traffic_bytes : 0;
+  b = ilp_bound_value(M, res->bound, b);
+  *bound = b < obj ? b : obj;
+  return FP_OK;
+}
+
+/* The cluster ILP of cluster graph sg: the exact model without cluster
+ * rows, objective traffic, no limits (a bound without them is still
+ * one), warm-started from the best heuristic plan, at most
+ * CLUSTER_NODE_LIMIT nodes and time_s seconds (GLPK's own limits end 5%
+ * earlier; no GLPK run when under 10% is left after building).  Its
+ * bound in bytes into *bound (-1: none; see ilp_outcome).  FP_OK or
+ * FP_ENOMEM. */
+static fp_status cluster_ilp(const fp_graph *sg,
+                             const volatile sig_atomic_t *cancel, double time_s,
+                             double *bound, fp_error *err) {
+  double deadline = solver_now() + time_s;
+  fp_ilp_params p;
+  fp_ilp_params_init(&p);
+  p.objective = FP_OBJECTIVE_TRAFFIC;
+  p.peak_limit = FP_NO_LIMIT;
+  p.window = FP_ILP_WINDOW_EXACT;
+  ilp_model M;
+  memset(&M, 0, sizeof M);
+  mip_result res = {0, MIP_BOUND_UNKNOWN, 0, false};
+  double *x = NULL;
+  fp_metrics wm;
+  /* No peak limit: the eager peak, which stands for limit 0, is unused. */
+  fp_plan *warm = solver_best_heuristic(sg, &p, 0, FP_NO_LIMIT, &wm);
+  fp_status st = FP_OK;
+  *bound = -1;
+  if (ilp_build(&M, sg, &p, warm, FP_NO_LIMIT, FP_NO_LIMIT, NULL) != 0) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory building the model");
+    goto fail;
+  }
+  if (!M.infeasible && solver_now() <= deadline - 0.1 * time_s) {
+    mip_params mp;
+    mip_params_init(&mp);
+    mp.deadline = deadline;
+    mp.reserve_s = 0.05 * time_s;
+    mp.cancel = cancel;
+    mp.node_limit = CLUSTER_NODE_LIMIT;
+    mp.warm_x = x = warm ? ilp_warm_columns(&M, warm) : NULL;
+    mip_solve(&M.lp, &mp, &res);
+  }
+  st = ilp_outcome(&M, &res, warm, &wm, bound, err);
+fail:
+  ilp_free(&M);
+  free(x);
+  fp_plan_destroy(warm);
+  return st;
+}
+
 /* A lower bound on the traffic share of cluster c: the cluster ILP's
  * bound when there is time and the cluster is small, else the structural
  * bound. */
@@ -256,26 +346,12 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
   if (st != FP_OK || B->count > B->C->size || left < 0.02 ||
       (prm->cancel && *prm->cancel))
     return st;
-  fp_ilp_params p;
-  fp_ilp_params_init(&p);
-  p.objective = FP_OBJECTIVE_TRAFFIC;
-  p.peak_limit = FP_NO_LIMIT; /* a bound without the limit is still one */
-  p.window = FP_ILP_WINDOW_EXACT;
-  p.time_limit_s = left < CLUSTER_TIME ? left : CLUSTER_TIME;
-  p.node_limit = CLUSTER_NODE_LIMIT;
-  p.cancel = prm->cancel;
-  p.cluster_cuts = 0; /* no recursion */
-  fp_plan *q = fp_plan_create();
-  if (!q)
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
-  st = fp_ilp_solve(B->sg, &p, q, NULL, err);
-  if (st == FP_OK) {
-    double b = fp_plan_solver_const(q)->bound;
-    if (b > (double)*lb)
-      *lb = (uint64_t)b; /* integral already (rounded up by the ILP) */
-  }
-  fp_plan_destroy(q);
-  return st == FP_ENOMEM ? st : FP_OK; /* no ILP bound: keep structural */
+  double b;
+  st = cluster_ilp(B->sg, prm->cancel,
+                   left < CLUSTER_TIME ? left : CLUSTER_TIME, &b, err);
+  if (st == FP_OK && b > (double)*lb)
+    *lb = (uint64_t)b; /* integral already (rounded up by ilp_bound_value) */
+  return st;
 }
 
 /* One partition into clusters of at most `size` nodes, each with its

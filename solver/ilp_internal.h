@@ -1,6 +1,8 @@
 /*
  * ilp_internal.h -- the integer program's model, shared by ilp_model.c
- * (building it) and ilp.c (solving it).  Only solver/ includes glpk.h.
+ * (building it, reading solutions back) and its users, ilp.c (the ILP)
+ * and bound.c (the cluster ILPs), which solve it with the MIP core
+ * (mip.h).  Only solver/ includes glpk.h.
  *
  * Steps t = 0..T-1.  Per node v a window [lo[v], hi[v]] of steps it may
  * take; the model's binaries are the prefix columns y[v,t] = "v runs at a
@@ -68,5 +70,28 @@ bool ilp_check_columns(const ilp_model *M, const double *x);
 
 /* The plan encoded by a MIP solution (y columns rounded). */
 fp_status ilp_extract(const ilp_model *M, fp_plan *out, fp_error *err);
+
+/* The columns of `warm` (malloc'd, 1-based, for mip_params.warm_x) when
+ * they satisfy every row and bound; NULL when they do not (never inject
+ * what the rows do not accept) or out of memory. */
+double *ilp_warm_columns(const ilp_model *M, const fp_plan *warm);
+
+/* The MIP's plan into p and its evaluator metrics into *m, after a run
+ * that ended with glp_mip_status `glp_status`.  FP_EINFEASIBLE (not an
+ * error, err untouched) when there is no MIP solution (no GLP_OPT or
+ * GLP_FEAS, or M->lp freed); FP_EINTERNAL when the solution is not a
+ * legal plan, or when GLPK proved it optimal but the model's objective
+ * disagrees with the evaluator's (a model bug). */
+fp_status ilp_solution_plan(const ilp_model *M, int glp_status, fp_plan *p,
+                            fp_metrics *m, fp_error *err);
+
+/* A lower bound valid for every plan, in objective units: the larger of
+ * b (one the caller knows, e.g. structural) and the MIP's bound
+ * `mip_bound` (model units; used only when the model is exact, and
+ * ignored when not finite).  For traffic and peak, whose values are whole
+ * bytes, the MIP's bound rounds up to whole model units (with slack for
+ * floating-point noise in the LP bound) and the result to a multiple of
+ * the scale. */
+double ilp_bound_value(const ilp_model *M, double mip_bound, double b);
 
 #endif /* FP_ILP_INTERNAL_H */

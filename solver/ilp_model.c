@@ -1,6 +1,7 @@
 /*
- * ilp_model.c -- builds the time-indexed integer program of DESIGN.md
- * section 4 in its strong form (see ilp_internal.h for the columns).
+ * ilp_model.c -- builds the time-indexed integer program of docs/solver.md
+ * ("The integer program") in its strong form (see ilp_internal.h for the
+ * columns), and reads plans and bounds back out of its solutions.
  *
  * Constraint families, in the order they are added:
  *   window      y[v,t-1] <= y[v,t]            (y is a prefix sum of x)
@@ -1100,4 +1101,53 @@ fp_status ilp_extract(const ilp_model *M, fp_plan *out, fp_error *err) {
   }
   free(step);
   return st;
+}
+
+/* ---- what the callers of the MIP core share ------------------------------ */
+
+double *ilp_warm_columns(const ilp_model *M, const fp_plan *warm) {
+  int nc = glp_get_num_cols(M->lp);
+  double *x = malloc(((size_t)nc + 1) * sizeof *x);
+  if (x && !(ilp_plan_columns(M, warm, x) && ilp_check_columns(M, x))) {
+    free(x); /* never inject what the rows do not accept */
+    x = NULL;
+  }
+  return x;
+}
+
+fp_status ilp_solution_plan(const ilp_model *M, int glp_status, fp_plan *p,
+                            fp_metrics *m, fp_error *err) {
+  if (!M->lp || (glp_status != GLP_OPT && glp_status != GLP_FEAS))
+    return FP_EINFEASIBLE; /* no MIP solution: not an error */
+  fp_status st = ilp_extract(M, p, err);
+  if (st == FP_OK)
+    st = fp_plan_eval_k(M->g, p, M->k, m, NULL, err);
+  if (st != FP_OK)
+    return fp_error_set(err, FP_EINTERNAL,
+                        "ilp: model solution is not a legal "
+                        "plan: %s",
+                        err ? err->msg : "");
+  double model = glp_mip_obj_val(M->lp) * M->scale;
+  double truth = fp_objective_value(M->prm, m);
+  if (glp_status == GLP_OPT && fabs(model - truth) > 1e-6 * (1 + truth) + 0.5)
+    return fp_error_set(err, FP_EINTERNAL,
+                        "ilp: model objective %.17g disagrees with the "
+                        "evaluator's %.17g",
+                        model, truth);
+  return FP_OK;
+}
+
+double ilp_bound_value(const ilp_model *M, double mip_bound, double b) {
+  bool whole = M->prm->objective != FP_OBJECTIVE_WEIGHTED;
+  if (M->exact && isfinite(mip_bound)) {
+    double mip = mip_bound * M->scale;
+    if (whole) /* whole model units */
+      mip = ceil(mip_bound - 1e-6 * (1 + fabs(mip_bound))) * M->scale;
+    b = mip > b ? mip : b;
+  }
+  /* Traffic and peak are sums of byte counts, so multiples of their GCD,
+   * the model's scale: a bound rounds up to the next multiple. */
+  if (whole)
+    b = ceil(b / M->scale - 1e-9) * M->scale;
+  return b;
 }

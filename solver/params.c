@@ -42,9 +42,7 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->mps_out = NULL;
   prm->progress = NULL;
   prm->progress_ctx = NULL;
-  prm->fault = 0;
   prm->node_limit = 0;
-  prm->cluster_cuts = 1;
   prm->cancel = NULL;
   prm->jobs = FP_AUTO_DEFAULT_JOBS;
   prm->seed = FP_AUTO_DEFAULT_SEED;

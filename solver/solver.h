@@ -80,8 +80,6 @@ typedef struct fp_ilp_params {
   const char *mps_out;       /* optional: write the model (free MPS) */
   void (*progress)(const fp_ilp_progress *p, void *ctx); /* optional */
   void *progress_ctx;
-  int fault; /* tests only: 1 makes GLPK fail inside the solve (exercises
-                the error-hook recovery); 0 otherwise */
   int64_t node_limit; /* >= 0: stop branch-and-bound after this many nodes
                          (0 = no limit); a limit in work, not time, keeps
                          results reproducible */
@@ -89,9 +87,6 @@ typedef struct fp_ilp_params {
                                           the best plan so far, once
                                           *cancel != 0 (e.g. set from a
                                           SIGINT handler) */
-  int cluster_cuts; /* 1 (default): strengthen the ILP with the cluster
-                       cuts of fp_lower_bound (docs/solver.md, "Bounds"),
-                       spending up to 10% of the time on them; 0: none */
   /* --method auto (fp_auto_solve) only: */
   int32_t jobs;  /* >= 1: windows solved in parallel (default 1) */
   uint64_t seed; /* window placement; same seed, jobs 1 and no time-limit
@@ -108,6 +103,9 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
  * (solver record: method "ilp", status optimal | feasible |
  * heuristic-fallback, objective = the evaluator's figure, bound, gap,
  * time_s, nodes, rows, cols) and its metrics into *m (may be NULL).
+ * Where traffic counts (objective traffic or weighted, or a traffic
+ * limit) the model is strengthened with the cluster cuts of
+ * fp_lower_bound (docs/solver.md, "Bounds"), on up to 10% of the time.
  * Never returns a plan worse than its warm start.  FP_EINFEASIBLE (with
  * the smallest peak known in the message) when no plan meets the limits;
  * FP_EARG, FP_ENOMEM, FP_EIO (model export). */

@@ -1,6 +1,8 @@
 /*
  * solver_internal.h -- helpers shared by the solvers in solver/ (the ILP,
  * the large-neighbourhood search, the bounds).  Not a public header.
+ * The cluster cuts are bound.c's; everything else here is services.c's,
+ * which calls no other solver file.
  */
 #ifndef FP_SOLVER_INTERNAL_H
 #define FP_SOLVER_INTERNAL_H

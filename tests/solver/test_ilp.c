@@ -15,6 +15,7 @@
 #include "model/generate.h"
 #include "model/util.h"
 #include "solver/solver.h"
+#include "solver/solver_test.h"
 #include "tests/testutil.h"
 
 /* Solves with the ILP (exact model) and checks the plan it returns:
@@ -148,16 +149,40 @@ START_TEST(glpk_error_recovered) {
   fp_metrics m;
   fp_error err;
   fp_ilp_params_init(&prm);
-  prm.fault = 1;
+  solver_test_inject_fault(1);
   ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
   ck_assert_str_eq(fp_plan_solver(p)->status, "heuristic-fallback");
-  prm.fault = 0; /* GLPK works again afterwards */
+  ck_assert_int_eq(fp_plan_solver(p)->rows, -1); /* the model is gone */
+  solver_test_inject_fault(0); /* GLPK works again afterwards */
   /* ... given time for the root LP even on a loaded machine under
    * sanitizers (10 s once ended in a fallback there). */
   prm.time_limit_s = 120;
   ck_assert_int_eq(ilp(g, &prm, p, &m, &err), FP_OK);
   ck_assert_str_ne(fp_plan_solver(p)->status, "heuristic-fallback");
   fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* The cluster ILPs of the lower bound recover from GLPK errors too: each
+ * failed one keeps a bound no stronger than a working one proves, but
+ * still valid (at least the structural bound), and GLPK works again
+ * afterwards (the bound then beats the failed one). */
+START_TEST(glpk_error_recovered_in_bound) {
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 40, 2);
+  fp_ilp_params prm;
+  fp_error err;
+  double structural, failed, working;
+  fp_ilp_params_init(&prm);
+  ck_assert_int_eq(fp_lower_bound(g, &prm, 0, &structural, &err), FP_OK);
+  solver_test_inject_fault(1);
+  fp_status st = fp_lower_bound(g, &prm, 60, &failed, &err);
+  solver_test_inject_fault(0);
+  ck_assert_int_eq(st, FP_OK);
+  ck_assert_int_eq(fp_lower_bound(g, &prm, 60, &working, &err), FP_OK);
+  ck_assert(structural <= failed);
+  ck_assert_msg(failed < working, "failed %.17g, working %.17g", failed,
+                working);
   fp_graph_destroy(g);
 }
 END_TEST
@@ -291,6 +316,7 @@ static Suite *ilp_suite(void) {
   tcase_add_loop_test(op, never_worse_than_warm_start_and_fallback, 0, 6);
   tcase_add_test(op, infeasible_limit);
   tcase_add_test(op, glpk_error_recovered);
+  tcase_add_test(op, glpk_error_recovered_in_bound);
   tcase_add_loop_test(op, time_limit_held, 0, 3);
   tcase_add_loop_test(op, traffic_limit_any_objective, 0, 20);
   tcase_add_test(op, pareto_short_budget);

@@ -1,0 +1,116 @@
+/*
+ * services.c -- what every solver in solver/ shares (solver_internal.h):
+ * the clock, the eager peak that a peak limit of 0 stands for, the best
+ * heuristic plan meeting the limits (the warm start of the ILP and the
+ * start of the large-neighbourhood search), the message for infeasible
+ * limits, and the per-thread GLPK environment's peak and release.
+ *
+ * It calls only the model, the heuristics and GLPK's environment
+ * functions, never another solver file, so that every solver can use it
+ * without a call circle.
+ */
+#include <glpk.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "heuristics/heuristics.h"
+#include "solver/solver_internal.h"
+
+void solver_thread_done(void) {
+  glp_free_env();
+}
+
+int64_t solver_glpk_peak(void) {
+  size_t tpeak = 0;
+  glp_mem_usage(NULL, NULL, NULL, &tpeak);
+  return (int64_t)tpeak;
+}
+
+double solver_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Evaluates candidate p; keeps it in *best when it meets the limits and
+ * beats what *best holds. */
+static void offer(const fp_graph *g, const fp_ilp_params *prm,
+                  uint64_t eager_peak, fp_plan *p, fp_plan **best,
+                  fp_metrics *best_m) {
+  fp_metrics m;
+  if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK ||
+      !fp_meets_limits(prm, &m, eager_peak))
+    return;
+  if (*best && fp_objective_value(prm, &m) >= fp_objective_value(prm, best_m))
+    return;
+  if (!*best && !(*best = fp_plan_create()))
+    return;
+  if (fp_plan_copy(*best, p, NULL) == FP_OK)
+    *best_m = m;
+}
+
+fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t eager_peak, uint64_t peak_cap,
+                               fp_metrics *m) {
+  fp_plan *p = fp_plan_create(), *best = NULL;
+  if (!p)
+    return NULL;
+  if (prm->warm_start && fp_plan_copy(p, prm->warm_start, NULL) == FP_OK)
+    offer(g, prm, eager_peak, p, &best, m);
+  for (int k = 0; k < FP_METHOD_COUNT_; k++) {
+    fp_fusion_params fp;
+    fp_fusion_params_init(&fp, (fp_method)k);
+    fp.order = FP_ORDER_BEST;
+    fp.max_fusion_size = prm->max_fusion_size;
+    fp.peak_limit = peak_cap == FP_NO_LIMIT ? 0 : peak_cap;
+    if (fp_fuse(g, &fp, p, NULL) == FP_OK)
+      offer(g, prm, eager_peak, p, &best, m);
+  }
+  fp_plan_destroy(p);
+  return best;
+}
+
+/* Smallest peak the heuristics know (for messages about infeasible
+ * limits). */
+static uint64_t known_min_peak(const fp_graph *g, int32_t k) {
+  fp_fusion_params fp;
+  fp_metrics m;
+  uint64_t best = UINT64_MAX;
+  fp_plan *p = fp_plan_create();
+  for (int i = 0; p && i < FP_METHOD_COUNT_; i++) {
+    fp_fusion_params_init(&fp, (fp_method)i);
+    fp.order = FP_ORDER_BEST;
+    fp.max_fusion_size = k;
+    if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
+        fp_plan_eval_k(g, p, k, &m, NULL, NULL) == FP_OK && m.peak_bytes < best)
+      best = m.peak_bytes;
+  }
+  fp_plan_destroy(p);
+  return best;
+}
+
+fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
+                            uint64_t peak_cap, fp_error *err) {
+  char traffic[64] = "";
+  if (prm->traffic_limit != FP_NO_LIMIT)
+    snprintf(traffic, sizeof traffic, ", traffic <= %llu",
+             (unsigned long long)prm->traffic_limit);
+  return fp_error_set(
+      err, FP_EINFEASIBLE,
+      "no plan meets the limits (peak <= %llu%s); the lowest "
+      "peak known is %llu",
+      (unsigned long long)peak_cap, traffic,
+      (unsigned long long)known_min_peak(g, prm->max_fusion_size));
+}
+
+fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err) {
+  fp_plan *e = fp_plan_create();
+  fp_metrics m;
+  fp_status st = e ? fp_plan_make_eager(e, g, err)
+                   : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (st == FP_OK)
+    st = fp_plan_eval(g, e, &m, NULL, err);
+  fp_plan_destroy(e);
+  *peak = st == FP_OK ? m.peak_bytes : 0;
+  return st;
+}
