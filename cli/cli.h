@@ -61,6 +61,18 @@ void cli_json_str(FILE *f, const char *s);
  * the exit code of what failed, printed. */
 int cli_write_memstream(FILE *f, char **text, const char *path);
 
+/* The names of the planner rows (solver/planner.h) that have every flag
+ * in `flags` (0: all rows), in table order, joined into buf with `sep`
+ * between them and `last` before the last one ("auto, ilp or
+ * exhaustive").  Returns buf, cut at n bytes. */
+const char *cli_methods_join(unsigned flags, const char *sep, const char *last,
+                             char *buf, size_t n);
+
+/* Who takes option `opt` (an fp_planner_option), for "--X applies to
+ * ...": "the heuristics" when exactly the non-exact rows do, else
+ * "--method a, b or c".  Returns buf, cut at n bytes. */
+const char *cli_methods_taking(int opt, char *buf, size_t n);
+
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */
 int cli_write_file(const char *path, const char *text);

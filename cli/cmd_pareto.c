@@ -10,11 +10,16 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "heuristics/heuristics.h"
+#include "solver/planner.h"
 #include "solver/solver.h"
 
-static const char pareto_help[] =
+/* The help around the methods (rows of the planner table that can drive
+ * the sweep). */
+static const char pareto_help_usage[] =
     "usage: fuseplan pareto GRAPH [--points N] [--time-limit S]\n"
-    "                       [--method auto|ilp|exhaustive] [-o FRONT.json]\n"
+    "                       [--method ";
+static const char pareto_help_text[] =
+    "] [-o FRONT.json]\n"
     "                       [--svg FRONT.svg] [--max-fusion-size K]\n"
     "\n"
     "Computes the trade-off between memory traffic and peak memory: the\n"
@@ -23,13 +28,32 @@ static const char pareto_help[] =
     "warm-started from the previous one.  The heuristics' plans (eager,\n"
     "greedy, greedy-lowmem, greedy-peak) are shown for comparison.\n"
     "  --points N       points on the front (default 8, at least 2)\n"
-    "  --time-limit S   seconds for the whole sweep (default 60)\n"
-    "  --method M       auto (default: the exact ILP up to 40 nodes, the\n"
-    "                   window search beyond), ilp, or exhaustive (at most\n"
-    "                   10 nodes)\n"
+    "  --time-limit S   seconds for the whole sweep (default 60)\n";
+static const char pareto_help_tail[] =
     "  -o, --output F   the front as JSON (written atomically)\n"
     "  --svg F          the front as an SVG plot\n"
     "  --max-fusion-size K  lower the graph's max_fusion_size\n";
+
+/* Prints --help: the usage line and the --method lines list the rows
+ * that can drive the sweep, the default first. */
+static void print_help(void) {
+  char names[256];
+  bool first = true;
+  fputs(pareto_help_usage, stdout);
+  fputs(cli_methods_join(FP_PLANNER_PARETO, "|", "|", names, sizeof names),
+        stdout);
+  fputs(pareto_help_text, stdout);
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    if (!(pl->flags & FP_PLANNER_PARETO))
+      continue;
+    printf("%s%s%s: %s\n",
+           first ? "  --method M       " : "                   ", pl->name,
+           pl == fp_planner_default() ? " (default)" : "", pl->summary);
+    first = false;
+  }
+  fputs(pareto_help_tail, stdout);
+}
 
 typedef struct heur_point {
   const char *name;
@@ -189,6 +213,21 @@ static int write_out(const char *path, char *text) {
   return rc;
 }
 
+/* The row --method names (NULL when unknown or unable to drive the
+ * sweep); the default row without --method. */
+static const fp_planner *pick_method(const char *m) {
+  const fp_planner *pl = m ? fp_planner_find(m) : fp_planner_default();
+  return pl && (pl->flags & FP_PLANNER_PARETO) ? pl : NULL;
+}
+
+/* The usage error of a bad --method: the rows that can drive the sweep. */
+static int pick_method_error(void) {
+  char names[256];
+  return cli_usage_error(
+      "pareto", "--method: %s",
+      cli_methods_join(FP_PLANNER_PARETO, ", ", " or ", names, sizeof names));
+}
+
 int cmd_pareto(int argc, char **argv) {
   cli_opt opts[] = {
       {"points", 0, true, NULL}, {"time-limit", 0, true, NULL},
@@ -200,7 +239,7 @@ int cmd_pareto(int argc, char **argv) {
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("pareto", "%s", a.error);
   if (a.help)
-    return fputs(pareto_help, stdout), EXIT_OK;
+    return print_help(), EXIT_OK;
   const char *m = cli_get(&a, "method"), *pt = cli_get(&a, "points");
   const char *tl = cli_get(&a, "time-limit"),
              *ks = cli_get(&a, "max-fusion-size");
@@ -208,12 +247,9 @@ int cmd_pareto(int argc, char **argv) {
   prm.time_limit_s = 60;
   if (a.n_pos != 1)
     return cli_usage_error("pareto", "expected one GRAPH file");
-  int how = !m || strcmp(m, "auto") == 0   ? FP_PARETO_AUTO
-            : strcmp(m, "ilp") == 0        ? FP_PARETO_ILP
-            : strcmp(m, "exhaustive") == 0 ? FP_PARETO_EXHAUSTIVE
-                                           : -1;
-  if (how < 0)
-    return cli_usage_error("pareto", "--method: auto, ilp or exhaustive");
+  const fp_planner *pl = pick_method(m);
+  if (!pl)
+    return pick_method_error();
   if (pt && (cli_parse_uint(pt, 1000, &npts) != 0 || npts < 2))
     return cli_usage_error("pareto", "--points: expected 2 .. 1000");
   if (tl && cli_parse_seconds(tl, &prm.time_limit_s) != 0)
@@ -235,7 +271,7 @@ int cmd_pareto(int argc, char **argv) {
                                    "graph's value");
     goto done;
   }
-  fp_status st = fp_pareto(g, &prm, (int32_t)npts, how, pts, &err);
+  fp_status st = fp_pareto(g, &prm, (int32_t)npts, pl, pts, &err);
   if (st != FP_OK) {
     rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
                          : cli_fail(&err);

@@ -17,30 +17,18 @@
 #include "cli/cli.h"
 #include "heuristics/heuristics.h"
 #include "model/json.h"
+#include "solver/planner.h"
 #include "solver/solver.h"
 
-static const char solve_help[] =
+static const char solve_help_head[] =
     "usage: fuseplan solve GRAPH [-o PLAN] [--method M] [options]\n"
     "\n"
     "Makes a fusion + execution-order plan for GRAPH, verifies it, and\n"
-    "writes it to PLAN (and/or stdout with --json).\n"
-    "  --method M       auto (default): the exact ILP for graphs of at most\n"
-    "                     40 nodes; else the best heuristic plan, improved\n"
-    "                     window by window with small exact ILPs until the\n"
-    "                     time limit or no window improves; reports a lower\n"
-    "                     bound and gap.  Ctrl-C returns the best plan so far\n"
-    "                   greedy-peak: greedy fusion that refuses any\n"
-    "                     fusion raising the peak above the limit\n"
-    "                   ilp: the GLPK integer program, warm-started from the\n"
-    "                     best heuristic, under --time-limit; never worse\n"
-    "                     than the heuristics\n"
-    "                   exhaustive: every legal plan (graphs of at most 10\n"
-    "                     nodes); the reference the ILP is tested against\n"
-    "                   greedy: PyTorch Inductor's greedy fusion (vertical +\n"
-    "                     horizontal, max_fusion_size, no cycles), then its\n"
-    "                     peak-memory reorder\n"
-    "                   greedy-lowmem: greedy without horizontal fusion\n"
-    "                   eager: every node alone, listed order\n"
+    "writes it to PLAN (and/or stdout with --json).\n";
+
+/* The options after the method list (which comes from the planner
+ * table). */
+static const char solve_help_options[] =
     "  --order O        heuristics: listed | lpmf | bfs | dfs | best (default\n"
     "                   best for the greedy methods, listed for eager)\n"
     "  --peak-limit L   bytes (suffixes KiB, MiB, GiB), 'eager' (the unfused\n"
@@ -69,10 +57,8 @@ static const char solve_help[] =
 
 /* What the command line asks for. */
 typedef struct request {
-  const char *method;
-  bool exact; /* auto, ilp or exhaustive */
-  fp_fusion_params fus;
-  fp_ilp_params ilp;
+  const fp_planner *pl; /* the method */
+  fp_plan_request req;
   const char *peak_arg;
 } request;
 
@@ -102,24 +88,41 @@ static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
   return cli_parse_bytes(s, out);
 }
 
-/* The options that only the exact methods take. */
-static const char *const exact_only[] = {
-    "objective", "traffic-limit", "lambda",     "window", "mip-gap",
-    "lp-out",    "mps-out",       "time-limit", "jobs",   "seed"};
-/* ... those only the ILP and auto take (enumeration has no clock) ... */
-static const char *const ilp_only[] = {"window", "mip-gap", "lp-out", "mps-out",
-                                       "time-limit"};
-/* ... and those only auto takes (or that only the ILP takes). */
-static const char *const auto_only[] = {"jobs", "seed"};
-static const char *const not_auto[] = {"window", "mip-gap", "lp-out",
-                                       "mps-out"};
+/* Prints the method list of --help: a row per planner, its help lines
+ * indented under its name. */
+static void print_methods(FILE *f) {
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    fprintf(f,
+            "%s%s%s: ", i == 0 ? "  --method M       " : "                   ",
+            pl->name, pl == fp_planner_default() ? " (default)" : "");
+    for (const char *c = pl->help; *c; c++)
+      if (*c == '\n')
+        fputs("\n                     ", f);
+      else
+        fputc(*c, f);
+    fputc('\n', f);
+  }
+}
 
-/* 0, or a usage error when an option in `names` is given. */
-static int reject(const cli_args *a, const char *const *names, size_t count,
-                  const char *what) {
-  for (size_t i = 0; i < count; i++)
-    if (cli_get(a, names[i]))
-      return cli_usage_error("solve", "--%s applies to %s", names[i], what);
+/* Prints --help: the text around the method list, and the list. */
+static void print_help(void) {
+  fputs(solve_help_head, stdout);
+  print_methods(stdout);
+  fputs(solve_help_options, stdout);
+}
+
+/* 0, or a usage error naming the methods that take the first option
+ * given that pl does not accept (in the table's option order). */
+static int reject(const cli_args *a, const fp_planner *pl) {
+  for (int i = 0; i < FP_PLANNER_OPT_COUNT_; i++) {
+    char who[256];
+    const char *name = fp_planner_option_name((fp_planner_option)i);
+    if (fp_planner_accepts(pl, (fp_planner_option)i) || !cli_get(a, name))
+      continue;
+    return cli_usage_error("solve", "--%s applies to %s", name,
+                           cli_methods_taking(i, who, sizeof who));
+  }
   return 0;
 }
 
@@ -170,52 +173,32 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
 /* Fills the request from the options; 0 or a usage error. */
 static int read_options(const cli_args *a, request *rq) {
   const char *o = cli_get(a, "order"), *k = cli_get(a, "max-fusion-size");
+  const char *name = cli_get(a, "method");
   uint64_t kv = 0;
   if (a->n_pos != 1)
     return cli_usage_error("solve", "expected one GRAPH file");
-  rq->method = cli_get(a, "method") ? cli_get(a, "method") : "auto";
-  rq->exact = strcmp(rq->method, "ilp") == 0 ||
-              strcmp(rq->method, "exhaustive") == 0 ||
-              strcmp(rq->method, "auto") == 0;
-  int mi = rq->exact ? FP_METHOD_GREEDY_PEAK : fp_method_parse(rq->method);
-  if (mi < 0)
-    return cli_usage_error("solve",
-                           "unknown method '%s' (auto, eager, greedy, "
-                           "greedy-lowmem, greedy-peak, ilp, exhaustive)",
-                           rq->method);
-  fp_fusion_params_init(&rq->fus, (fp_method)mi);
-  fp_ilp_params_init(&rq->ilp);
-  int oi = o ? fp_order_parse(o) : (int)rq->fus.order;
+  rq->pl = name ? fp_planner_find(name) : fp_planner_default();
+  if (!rq->pl) {
+    char all[256];
+    return cli_usage_error("solve", "unknown method '%s' (%s)", name,
+                           cli_methods_join(0, ", ", ", ", all, sizeof all));
+  }
+  fp_plan_request_init(&rq->req, rq->pl);
+  int oi = o ? fp_order_parse(o) : (int)rq->req.fus.order;
   if (oi < 0)
     return cli_usage_error(
         "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best)", o);
-  rq->fus.order = (fp_order)oi;
+  rq->req.fus.order = (fp_order)oi;
   if (k && (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1))
     return cli_usage_error("solve", "--max-fusion-size: expected >= 1");
   /* Only tightening is allowed: the plan file does not record K, and
    * verify/eval hold plans to the graph's own max_fusion_size. */
-  rq->fus.max_fusion_size = rq->ilp.max_fusion_size = (int32_t)kv;
-  bool is_auto = strcmp(rq->method, "auto") == 0;
-  bool is_ilp = strcmp(rq->method, "ilp") == 0;
-  int rc = 0;
-  if (!rq->exact)
-    rc = reject(a, exact_only, sizeof exact_only / sizeof *exact_only,
-                "--method auto, ilp or exhaustive");
-  if (!rc && !is_auto && !is_ilp)
-    rc = reject(a, ilp_only, sizeof ilp_only / sizeof *ilp_only,
-                "--method auto or ilp");
-  if (!rc && !is_auto)
-    rc = reject(a, auto_only, sizeof auto_only / sizeof *auto_only,
-                "--method auto");
-  if (!rc && is_auto)
-    rc =
-        reject(a, not_auto, sizeof not_auto / sizeof *not_auto, "--method ilp");
+  rq->req.fus.max_fusion_size = rq->req.ilp.max_fusion_size = (int32_t)kv;
+  int rc = reject(a, rq->pl);
   if (rc)
     return rc;
-  if (rq->exact && o)
-    return cli_usage_error("solve", "--order applies to the heuristics");
   rq->peak_arg = cli_get(a, "peak-limit");
-  return rq->exact ? read_ilp_options(a, &rq->ilp) : 0;
+  return read_ilp_options(a, &rq->req.ilp); /* only accepted ones are set */
 }
 
 /* The eager plan's figures: they define the 'eager' peak limit. */
@@ -271,8 +254,8 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
   if (limit != UINT64_MAX)
     fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
   fprintf(stderr, ", %.3f s", si->time_s);
-  if (!isnan(si->gap) &&
-      (strcmp(si->method, "ilp") == 0 || strcmp(si->method, "auto") == 0))
+  const fp_planner *by = fp_planner_find(si->method);
+  if (!isnan(si->gap) && by && (by->flags & FP_PLANNER_ANYTIME))
     fprintf(stderr, ", gap %.3f%%", 100 * si->gap);
   fprintf(stderr, "%s%s\n", out ? ", written to " : "", out ? out : "");
 }
@@ -309,29 +292,23 @@ static int emit(const cli_args *a, const fp_graph *g, const fp_plan *p,
   return rc;
 }
 
-/* Runs the method; FP_OK, FP_EINFEASIBLE (err says why) or an error. */
+/* Runs the method; FP_OK, FP_EINFEASIBLE (err says why) or an error.
+ * Anytime methods get the progress line (when `show`) and stop on SIGINT
+ * or SIGTERM with their best plan. */
 static fp_status run_method(const fp_graph *g, request *rq, bool show,
                             fp_plan *p, fp_metrics *m, fp_error *err) {
-  if (!rq->exact) {
-    fp_status st = fp_fuse(g, &rq->fus, p, err);
-    return st == FP_OK
-               ? fp_plan_eval_k(g, p, rq->fus.max_fusion_size, m, NULL, err)
-               : st;
-  }
-  if (strcmp(rq->method, "exhaustive") == 0)
-    return fp_exhaustive(g, &rq->ilp, p, m, err);
+  if (!(rq->pl->flags & FP_PLANNER_ANYTIME))
+    return fp_planner_run(rq->pl, g, &rq->req, p, m, err);
   if (show)
-    rq->ilp.progress = progress;
+    rq->req.ilp.progress = progress;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  rq->ilp.cancel = &interrupted;
-  fp_status st = strcmp(rq->method, "auto") == 0
-                     ? fp_auto_solve(g, &rq->ilp, p, m, err)
-                     : fp_ilp_solve(g, &rq->ilp, p, m, err);
+  rq->req.ilp.cancel = &interrupted;
+  fp_status st = fp_planner_run(rq->pl, g, &rq->req, p, m, err);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   if (show)
@@ -355,7 +332,7 @@ int cmd_solve(int argc, char **argv) {
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);
   if (a.help)
-    return fputs(solve_help, stdout), EXIT_OK;
+    return print_help(), EXIT_OK;
   int rc = read_options(&a, &rq);
   if (rc)
     return rc;
@@ -369,11 +346,11 @@ int cmd_solve(int argc, char **argv) {
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if ((rc = cli_load_graph(a.pos[0], &g)) || (rc = eager_metrics(g, &e)))
     goto done;
-  if (rq.fus.max_fusion_size > fp_graph_max_fusion_size(g)) {
+  if (rq.req.fus.max_fusion_size > fp_graph_max_fusion_size(g)) {
     rc = cli_usage_error("solve",
                          "--max-fusion-size %d is above the graph's %d (it "
                          "can only be lowered)",
-                         (int)rq.fus.max_fusion_size,
+                         (int)rq.req.fus.max_fusion_size,
                          (int)fp_graph_max_fusion_size(g));
     goto done;
   }
@@ -381,7 +358,8 @@ int cmd_solve(int argc, char **argv) {
     rc = cli_usage_error("solve", "--peak-limit: expected BYTES, eager or N%%");
     goto done;
   }
-  rq.fus.peak_limit = rq.ilp.peak_limit = limit ? limit : 1; /* 0 = eager */
+  rq.req.fus.peak_limit = rq.req.ilp.peak_limit =
+      limit ? limit : 1; /* 0 = eager */
   bool show = !cli_get(&a, "quiet") && isatty(2);
   fp_status st = run_method(g, &rq, show, p, &m, &err);
   if (st == FP_EINFEASIBLE) {
@@ -393,7 +371,8 @@ int cmd_solve(int argc, char **argv) {
     rc = EXIT_INTERNAL;
     goto done;
   }
-  if (st == FP_ELIMIT && rq.exact) { /* exhaustive on a big graph */
+  if (st == FP_ELIMIT &&
+      (rq.pl->flags & FP_PLANNER_EXACT)) { /* exhaustive on a big graph */
     rc = cli_usage_error("solve", "%s", err.msg);
     goto done;
   }
@@ -401,12 +380,11 @@ int cmd_solve(int argc, char **argv) {
     rc = cli_fail(&err);
     goto done;
   }
-  bool enforced =
-      rq.peak_arg || rq.exact || rq.fus.method == FP_METHOD_GREEDY_PEAK;
+  bool enforced = rq.peak_arg || (rq.pl->flags & FP_PLANNER_PEAK_LIMITED);
   if (enforced && m.peak_bytes > limit) {
     char why[160], b1[64], b2[64];
     snprintf(why, sizeof why, "the %s plan's peak %s is above the limit %s",
-             rq.method, cli_bytes(m.peak_bytes, b1, sizeof b1),
+             rq.pl->name, cli_bytes(m.peak_bytes, b1, sizeof b1),
              cli_bytes(limit, b2, sizeof b2));
     rc = infeasible(g, why);
     goto done;

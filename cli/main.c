@@ -12,8 +12,11 @@
 #include "cli/cli.h"
 #include "model/io.h"
 #include "model/json.h"
+#include "solver/planner.h"
 
-static const char usage_text[] =
+/* The usage text around the method list of `solve` (which comes from
+ * the planner table). */
+static const char usage_head[] =
     "usage: fuseplan <command> [options]\n"
     "\n"
     "Kernel-fusion and execution-order plans for tensor-compiler graphs:\n"
@@ -21,8 +24,8 @@ static const char usage_text[] =
     "\n"
     "commands:\n"
     "  solve   GRAPH [-o PLAN] [--method M] [--peak-limit L] [--json]\n"
-    "          make a plan: greedy-peak (default), greedy, greedy-lowmem,\n"
-    "          eager, ilp (GLPK), exhaustive\n"
+    "          make a plan; M:";
+static const char usage_tail[] =
     "  pareto  GRAPH [--points N] [-o FRONT.json] [--svg FRONT.svg]\n"
     "          the traffic-vs-peak front, with the heuristics for comparison\n"
     "  eval    GRAPH PLAN [--json] [--timeline FILE.csv]\n"
@@ -41,6 +44,79 @@ static const char usage_text[] =
     "Run 'fuseplan <command> --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 problem found or infeasible, 2 usage, 3 invalid\n"
     "input file, 4 internal failure, 5 run: backend unavailable.\n";
+
+/* Prints the usage text with the methods, the default marked, wrapped
+ * under the `solve` line. */
+static void print_usage(FILE *f) {
+  int col = 25; /* after "          make a plan; M:" */
+  fputs(usage_head, f);
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    bool last = i == fp_planner_count() - 1;
+    int w = (int)strlen(pl->name) + (last ? 0 : 1) +
+            (pl == fp_planner_default() ? 10 : 0);
+    if (col + 1 + w > 72) {
+      fputs("\n         ", f);
+      col = 9;
+    }
+    fprintf(f, " %s%s%s", pl->name,
+            pl == fp_planner_default() ? " (default)" : "", last ? "" : ",");
+    col += 1 + w;
+  }
+  fputs("\n", f);
+  fputs(usage_tail, f);
+}
+
+/* Joins into buf the names of the rows that have every flag in `flags`
+ * and, when opt >= 0, accept option opt: `sep` between names, `last`
+ * before the last one.  Returns buf ("" when none; cut at n). */
+static const char *join_methods(unsigned flags, int opt, const char *sep,
+                                const char *last, char *buf, size_t n) {
+  const fp_planner *pick[64];
+  int k = 0;
+  size_t len = 0;
+  for (int32_t i = 0; i < fp_planner_count() && k < 64; i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    if ((pl->flags & flags) == flags &&
+        (opt < 0 || fp_planner_accepts(pl, (fp_planner_option)opt)))
+      pick[k++] = pl;
+  }
+  buf[0] = '\0';
+  for (int i = 0; i < k && len < n; i++) {
+    int r = snprintf(buf + len, n - len, "%s%s",
+                     i == 0       ? ""
+                     : i == k - 1 ? last
+                                  : sep,
+                     pick[i]->name);
+    len += r > 0 ? (size_t)r : 0;
+  }
+  return buf;
+}
+
+const char *cli_methods_join(unsigned flags, const char *sep, const char *last,
+                             char *buf, size_t n) {
+  return join_methods(flags, -1, sep, last, buf, n);
+}
+
+const char *cli_methods_taking(int opt, char *buf, size_t n) {
+  bool heuristics_only = true, any = false;
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    bool takes = fp_planner_accepts(pl, (fp_planner_option)opt);
+    any = any || takes;
+    heuristics_only =
+        heuristics_only && takes == !(pl->flags & FP_PLANNER_EXACT);
+  }
+  if (any && heuristics_only) {
+    snprintf(buf, n, "the heuristics");
+    return buf;
+  }
+  int k = snprintf(buf, n, "--method ");
+  if (k < 0 || (size_t)k >= n)
+    return buf;
+  join_methods(0, opt, ", ", " or ", buf + k, n - (size_t)k);
+  return buf;
+}
 
 int cli_fail(const fp_error *err) {
   fprintf(stderr, "fuseplan: %s\n", err->msg);
@@ -148,13 +224,13 @@ static const command commands[] = {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage_text, stderr);
+    print_usage(stderr);
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
       strcmp(cmd, "help") == 0) {
-    fputs(usage_text, stdout);
+    print_usage(stdout);
     return EXIT_OK;
   }
   if (strcmp(cmd, "--version") == 0) {
@@ -164,6 +240,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "fuseplan: unknown command '%s'\n\n%s", cmd, usage_text);
+  fprintf(stderr, "fuseplan: unknown command '%s'\n\n", cmd);
+  print_usage(stderr);
   return EXIT_USAGE;
 }

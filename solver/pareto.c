@@ -10,10 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/planner.h"
 #include "solver/solver.h"
 
-typedef fp_status (*solve_fn)(const fp_graph *, const fp_ilp_params *,
-                              fp_plan *, fp_metrics *, fp_error *);
+/* One solve of the sweep: the planner on parameters p (a request with
+ * p as its solver parameters). */
+static fp_status solve(const fp_planner *pl, const fp_graph *g,
+                       const fp_ilp_params *p, fp_plan *out, fp_metrics *m,
+                       fp_error *err) {
+  fp_plan_request req;
+  fp_plan_request_init(&req, pl);
+  req.ilp = *p;
+  return fp_planner_run(pl, g, &req, out, m, err);
+}
 
 /* Marks points that another point beats on one axis and ties or beats on
  * the other. */
@@ -33,33 +42,33 @@ static void mark_dominated(fp_pareto_point *pts, int32_t n) {
 /* The two ends: lowest peak (its plan kept in `low`: the warm start of
  * the first point, which has exactly that limit), and lowest traffic with
  * no peak limit. */
-static fp_status ends(const fp_graph *g, fp_ilp_params *p, solve_fn solve,
+static fp_status ends(const fp_graph *g, fp_ilp_params *p, const fp_planner *pl,
                       fp_plan *low, fp_plan *plan, uint64_t *p0, uint64_t *p1,
                       fp_error *err) {
   fp_metrics m;
   p->objective = FP_OBJECTIVE_PEAK;
   p->peak_limit = FP_NO_LIMIT;
-  fp_status st = solve(g, p, low, &m, err);
+  fp_status st = solve(pl, g, p, low, &m, err);
   if (st != FP_OK)
     return st;
   *p0 = m.peak_bytes;
   p->objective = FP_OBJECTIVE_TRAFFIC;
-  st = solve(g, p, plan, &m, err);
+  st = solve(pl, g, p, plan, &m, err);
   *p1 = m.peak_bytes > *p0 ? m.peak_bytes : *p0;
   return st;
 }
 
 fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
-                    int32_t npoints, int how, fp_pareto_point *out,
+                    int32_t npoints, const fp_planner *pl, fp_pareto_point *out,
                     fp_error *err) {
   if (npoints < 2)
     return fp_error_set(err, FP_EARG, "pareto: at least 2 points");
-  if (how < FP_PARETO_ILP || how > FP_PARETO_AUTO)
-    return fp_error_set(err, FP_EARG, "pareto: unknown solver %d", how);
+  if (!pl || !(pl->flags & FP_PLANNER_PARETO))
+    return fp_error_set(err, FP_EARG,
+                        "pareto: method %s cannot drive the "
+                        "sweep",
+                        pl ? pl->name : "(none)");
   fp_ilp_params p = *prm;
-  solve_fn solve = how == FP_PARETO_EXHAUSTIVE ? fp_exhaustive
-                   : how == FP_PARETO_AUTO     ? fp_auto_solve
-                                               : fp_ilp_solve;
   fp_plan *plan = fp_plan_create(), *prev = fp_plan_create();
   uint64_t p0 = 0, p1 = 0;
   fp_status st =
@@ -67,7 +76,7 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
   p.time_limit_s = prm->time_limit_s / (npoints + 2);
   p.lp_out = p.mps_out = NULL;
   if (st == FP_OK)
-    st = ends(g, &p, solve, prev, plan, &p0, &p1, err);
+    st = ends(g, &p, pl, prev, plan, &p0, &p1, err);
   p.objective = FP_OBJECTIVE_TRAFFIC;
   for (int32_t i = 0; st == FP_OK && i < npoints; i++) {
     fp_pareto_point *pt = &out[i];
@@ -76,7 +85,7 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
       pt->peak_limit = p1;
     p.peak_limit = pt->peak_limit;
     p.warm_start = prev; /* the lowest-peak plan, then the last point */
-    st = solve(g, &p, plan, &pt->m, err);
+    st = solve(pl, g, &p, plan, &pt->m, err);
     if (st != FP_OK)
       break;
     snprintf(pt->status, sizeof pt->status, "%s", fp_plan_solver(plan)->status);

@@ -177,13 +177,13 @@ typedef struct fp_pareto_point {
  * of objective traffic under peak limits spread evenly over [P0, P1], each
  * warm-started from the previous one.  prm->time_limit_s is the budget of
  * the whole sweep (split evenly), prm->objective and limits are set per
- * solve; `how` picks the solver of every point.  out must hold npoints
- * entries (npoints >= 2).  FP_EARG, FP_ENOMEM. */
-#define FP_PARETO_ILP 0        /* fp_ilp_solve */
-#define FP_PARETO_EXHAUSTIVE 1 /* fp_exhaustive (tiny graphs) */
-#define FP_PARETO_AUTO 2       /* fp_auto_solve (large graphs) */
+ * solve; `pl` (a planner.h row flagged FP_PLANNER_PARETO: auto, ilp,
+ * exhaustive) solves every point.  out must hold npoints entries
+ * (npoints >= 2).  FP_EARG (also for a planner that cannot drive the
+ * sweep), FP_ENOMEM, or what a solve fails with. */
+struct fp_planner;
 fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
-                    int32_t npoints, int how, fp_pareto_point *out,
-                    fp_error *err);
+                    int32_t npoints, const struct fp_planner *pl,
+                    fp_pareto_point *out, fp_error *err);
 
 #endif /* FP_SOLVER_H */

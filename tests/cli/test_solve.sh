@@ -188,4 +188,51 @@ t_run "$FUSEPLAN" solve "$T/c120.json" --time-limit 3 -q -o "$T/c120.plan.json"
 t_exit 0
 t_true 'stdout is empty' test ! -s "$T_OUT"
 
+# ---- the methods of the planner table ----------------------------------------
+# `solve --help` lists the methods from the table (the first line of each
+# row: "  --method M       NAME[ (default)]: ..." or 19 spaces, NAME, ":");
+# every one listed is accepted on the small graph, and the default is auto.
+t_case 'solve --help lists the methods'
+t_run "$FUSEPLAN" solve --help
+t_exit 0
+sed -n -E 's/^(  --method M {7}| {19})([a-z][a-z0-9-]*)( \(default\))?: .*/\2\3/p' \
+  "$T_OUT" >"$T/methods.txt"
+t_eq 'default listed' "$(grep -c ' (default)$' "$T/methods.txt")" 1
+t_eq 'auto is the default' "$(grep ' (default)$' "$T/methods.txt")" 'auto (default)'
+t_true 'at least the seven methods' test "$(wc -l <"$T/methods.txt")" -ge 7
+for m in $(sed 's/ (default)$//' "$T/methods.txt"); do
+  t_case "solve --method $m (from --help)"
+  t_run "$FUSEPLAN" solve "$G" --method "$m" -q
+  t_exit 0
+done
+t_case 'fuseplan --help names the default of solve'
+t_run "$FUSEPLAN" --help
+t_exit 0 && t_out_has 'auto (default)'
+for m in $(sed 's/ (default)$//' "$T/methods.txt"); do
+  t_out_has " $m"
+done
+# The messages name exactly the methods that take an option.
+t_case 'option errors name who takes the option'
+t_run "$FUSEPLAN" solve "$G" --method greedy --jobs 2
+t_exit 2 && t_err_has '--jobs applies to --method auto'
+t_run "$FUSEPLAN" solve "$G" --method exhaustive --time-limit 3
+t_exit 2 && t_err_has '--time-limit applies to --method auto or ilp'
+t_run "$FUSEPLAN" solve "$G" --method greedy --objective peak
+t_exit 2 && t_err_has '--objective applies to --method auto, ilp or exhaustive'
+t_run "$FUSEPLAN" solve "$G" --method ilp --order dfs
+t_exit 2 && t_err_has '--order applies to the heuristics'
+t_run "$FUSEPLAN" solve "$G" --method sideways
+t_exit 2 && t_err_has "unknown method 'sideways' (auto, "
+# pareto's usage line lists the methods that can drive it; each runs.
+t_case 'pareto --help lists its methods'
+t_run "$FUSEPLAN" pareto --help
+t_exit 0
+pm=$(sed -n -E 's/.*\[--method ([a-z|-]+)\].*/\1/p' "$T_OUT" | tr '|' ' ')
+t_true 'pareto methods listed' test -n "$pm"
+for m in $pm; do
+  t_case "pareto --method $m (from --help)"
+  t_run "$FUSEPLAN" pareto "$G" --method "$m" --points 2 --time-limit 4
+  t_exit 0
+done
+
 t_finish

@@ -14,6 +14,7 @@
 #include "heuristics/heuristics.h"
 #include "model/generate.h"
 #include "model/util.h"
+#include "solver/planner.h"
 #include "solver/solver.h"
 #include "solver/solver_test.h"
 #include "tests/testutil.h"
@@ -254,7 +255,9 @@ START_TEST(pareto_short_budget) {
   fp_error err;
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 1;
-  ck_assert_msg(fp_pareto(g, &prm, 5, 0, pts, &err) == FP_OK, "%s", err.msg);
+  ck_assert_msg(fp_pareto(g, &prm, 5, fp_planner_find("ilp"), pts, &err) ==
+                    FP_OK,
+                "%s", err.msg);
   for (int i = 0; i < 5; i++) {
     ck_assert_uint_le(pts[i].m.peak_bytes, pts[i].peak_limit);
     if (i > 0) {
