@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gen/generate.h"
 #include "model/eval.h"
-#include "model/generate.h"
 #include "model/io.h"
 #include "model/json.h"
 

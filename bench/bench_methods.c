@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
-#include "model/generate.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/generate.h"
+#include "gen/generate.h"
 #include "model/json.h"
 
 fp_status tu_graph_try(const char *json, fp_graph **out, fp_error *err) {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/generate.h"
 #include "heuristics/fusion_internal.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "tests/testutil.h"
 
 static fp_plan *run(const fp_graph *g, fp_method m, int32_t k) {

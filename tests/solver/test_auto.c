@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "solver/solver.h"
 #include "solver/window.h"
 #include "tests/testutil.h"

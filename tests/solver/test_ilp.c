@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "solver/solver.h"
 #include "tests/testutil.h"
 
