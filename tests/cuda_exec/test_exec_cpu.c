@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "cuda_exec/exec_internal.h"
 #include "model/json.h"
+#include "model/util.h"
 #include "solver/solver.h"
 #include "tests/cuda_exec/exec_util.h"
 
@@ -250,19 +250,13 @@ START_TEST(seed_changes_outputs) {
 }
 END_TEST
 
-/* Seconds on CLOCK_MONOTONIC, the clock the CPU backend times with. */
-static double wall_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* --repeat on a 12-node chain cut into groups of k nodes (so the plan has
  * ceil(12 / k) groups, counted here from the text, not by the library):
  * one kernel and one CPU launch per group, the same bytes as the
  * evaluator, and times that fit in the wall time the test measures around
- * the call: each of the `repeat` runs took at least the fastest run's
- * time, and all of them ran inside that interval. */
+ * the call (on fp_clock_now, the clock the backend times kernels with): each of
+ * the `repeat` runs took at least the fastest run's time, and all of them ran
+ * inside that interval. */
 START_TEST(repeat_and_times) {
   enum { N = 12, REPEAT = 3 };
   fp_graph *g = tu_chain_graph(N, (uint64_t)1 << 16);
@@ -285,9 +279,9 @@ START_TEST(repeat_and_times) {
     fp_exec_report r;
     fp_exec_params_init(&prm);
     prm.repeat = REPEAT;
-    double t0 = wall_s();
+    double t0 = fp_clock_now();
     ck_assert_int_eq(fp_exec_run(g, p, &prm, &r, NULL), FP_OK);
-    double wall = wall_s() - t0;
+    double wall = fp_clock_now() - t0;
     ck_assert_msg(r.kernels == groups && r.launches == groups,
                   "%s: %d kernels, %d launches for %d groups", text,
                   (int)r.kernels, (int)r.launches, groups);

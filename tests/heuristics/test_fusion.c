@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "gen/generate.h"
-#include "heuristics/fusion_internal.h"
+#include "heuristics/fuser.h"
 #include "heuristics/heuristics.h"
+#include "heuristics/peak.h"
 #include "tests/testutil.h"
 
 static fp_plan *run(const fp_graph *g, fp_method m, int32_t k) {
