@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
-#include "model/generate.h"
 #include "model/json.h"
 #include "solver/solver.h"
 

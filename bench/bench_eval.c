@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen/generate.h"
 #include "model/eval.h"
-#include "model/generate.h"
 #include "model/io.h"
 #include "model/json.h"
 #include "model/util.h"

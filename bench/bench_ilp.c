@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "solver/solver.h"
 
 typedef struct track {

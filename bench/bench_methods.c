@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
-#include "model/generate.h"
 #include "model/util.h"
 
 static void die(const fp_error *err) {

@@ -7,7 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "model/generate.h"
+#include "gen/generate.h"
 #include "model/json.h"
 
 static const char gen_help[] =

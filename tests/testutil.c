@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/generate.h"
+#include "gen/generate.h"
 #include "model/json.h"
 #include "model/util.h"
 

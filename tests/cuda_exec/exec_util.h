@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "cuda_exec/exec.h"
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "tests/testutil.h"
 
 /* Multiply-adds of the graph's matmuls (what dominates a CPU run). */

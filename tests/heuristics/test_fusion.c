@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/generate.h"
 #include "heuristics/fuser.h"
 #include "heuristics/heuristics.h"
 #include "heuristics/peak.h"
-#include "model/generate.h"
 #include "tests/testutil.h"
 
 static fp_plan *run(const fp_graph *g, fp_method m, int32_t k) {

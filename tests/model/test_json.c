@@ -6,9 +6,12 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/io.h"
@@ -303,6 +306,111 @@ START_TEST(files_gzip_and_atomic) {
 }
 END_TEST
 
+/* The raw bytes of a file (no gzip decoding), NUL-terminated; *len gets
+ * the length.  Fails the test when the file cannot be read. */
+static char *raw_bytes(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "%s: cannot open", path);
+  ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  ck_assert_int_ge(n, 0);
+  rewind(f);
+  char *buf = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* Saves `g` (and, when p is not NULL, then p) over `path` while
+ * RLIMIT_FSIZE caps new file data at 16 bytes: the temporary file is
+ * created, the write stops partway with EFBIG (the limit binds root too,
+ * unlike permissions) and the save fails.  Returns the graph save's
+ * status (its error in *err); *pst gets the plan save's (FP_OK without
+ * a plan). */
+static fp_status save_under_fsize_limit(const fp_graph *g, const fp_plan *p,
+                                        const char *path, fp_error *err,
+                                        fp_status *pst) {
+  struct rlimit old, low;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  low = old;
+  low.rlim_cur = 16;
+  void (*old_sig)(int) = signal(SIGXFSZ, SIG_IGN);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
+  fp_status st = fp_graph_save_file(g, path, err);
+  fp_error perr;
+  *pst = p ? fp_plan_save_file(p, g, NULL, path, &perr) : FP_OK;
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, old_sig);
+  return st;
+}
+
+/* Atomicity: a save that fails after its temporary file exists (a write
+ * cut off midway; a rename over a directory) leaves the old target byte
+ * for byte and no temporary file behind, for plain and gzip targets. */
+START_TEST(failed_write_keeps_old_file) {
+  char dir[] = "/tmp/fp_test_json_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  fp_graph *old = tu_graph(tu_chain3_json), *g = load_sample();
+  fp_plan *p = tu_plan(g, "n0 | n1");
+  static const char *const names[] = {"plain.json", "zipped.json.gz"};
+  char path[256];
+  fp_error err;
+  for (int k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+    ck_assert_int_eq(fp_graph_save_file(old, path, &err), FP_OK);
+    size_t len0, len1;
+    char *before = raw_bytes(path, &len0);
+    fp_status pst;
+    fp_status st =
+        save_under_fsize_limit(g, k == 0 ? p : NULL, path, &err, &pst);
+    ck_assert_int_eq(st, FP_EIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot write"));
+    ck_assert_ptr_nonnull(strstr(err.msg, path));
+    if (k == 0)
+      ck_assert_int_eq(pst, FP_EIO);
+    char *after = raw_bytes(path, &len1);
+    ck_assert_uint_eq(len1, len0);
+    ck_assert(memcmp(before, after, len0) == 0);
+    ck_assert_int_eq(count_entries(dir, names[k]), 1); /* no temp file */
+    /* the same save without the limit goes through */
+    ck_assert_int_eq(fp_graph_save_file(g, path, &err), FP_OK);
+    free(after);
+    after = raw_bytes(path, &len1);
+    ck_assert(len1 != len0 || memcmp(before, after, len0) != 0);
+    free(before);
+    free(after);
+    unlink(path);
+  }
+  /* The target is a directory: the temporary file is written in full, the
+   * rename fails, and the directory and what it holds stay as they were. */
+  char inner[300];
+  snprintf(path, sizeof path, "%s/taken.json.gz", dir);
+  snprintf(inner, sizeof inner, "%s/kept", path);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  ck_assert_int_eq(fp_graph_save_file(old, inner, &err), FP_OK);
+  size_t len0, len1;
+  char *before = raw_bytes(inner, &len0);
+  ck_assert_int_eq(fp_graph_save_file(g, path, &err), FP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename into place"));
+  char *after = raw_bytes(inner, &len1);
+  ck_assert_uint_eq(len1, len0);
+  ck_assert(memcmp(before, after, len0) == 0);
+  ck_assert_int_eq(count_entries(dir, "taken.json.gz"), 1);
+  ck_assert_int_eq(count_entries(path, "kept"), 1);
+  free(before);
+  free(after);
+  unlink(inner);
+  rmdir(path);
+  ck_assert_int_eq(rmdir(dir), 0); /* nothing else was left behind */
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  fp_graph_destroy(old);
+}
+END_TEST
+
 static Suite *json_suite(void) {
   Suite *s = suite_create("model/json");
   TCase *tc = tcase_create("formats");
@@ -312,6 +420,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, plan_round_trip);
   tcase_add_test(tc, plan_errors);
   tcase_add_test(tc, files_gzip_and_atomic);
+  tcase_add_test(tc, failed_write_keeps_old_file);
   suite_add_tcase(s, tc);
   return s;
 }

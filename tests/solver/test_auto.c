@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "model/util.h"
 #include "solver/solver.h"
 #include "solver/window.h"
@@ -405,7 +405,10 @@ START_TEST(auto_is_reproducible) {
 }
 END_TEST
 
-/* A raised cancel flag stops the search at once with a legal plan. */
+/* A cancel flag raised before the call stops the search at once with a
+ * legal plan: within 1 s (the start plan alone takes about 10 ms on 1000
+ * nodes), times CK_TIMEOUT_MULTIPLIER under sanitizers, against a time
+ * limit of 120 s. */
 START_TEST(auto_cancel_returns_a_plan) {
   fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 1000, 2);
   static volatile sig_atomic_t stop = 1;
@@ -415,9 +418,12 @@ START_TEST(auto_cancel_returns_a_plan) {
   prm.cancel = &stop;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
+  const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
+  double slack = mult ? atof(mult) : 1.0;
   double t0 = fp_clock_now();
   ck_assert_int_eq(fp_auto_solve(g, &prm, p, &m, NULL), FP_OK);
-  ck_assert(fp_clock_now() - t0 < 30);
+  double took = fp_clock_now() - t0;
+  ck_assert_msg(took <= 1.0 * slack, "took %.3f s after a cancel", took);
   tu_eval(g, p);
   ck_assert_str_eq(fp_plan_solver(p)->method, "auto");
   fp_plan_destroy(p);

@@ -1,13 +1,11 @@
 /*
- * test_exhaustive.c -- the parameters (solver/params.c) and the exhaustive
- * reference solver: hand-built graphs with optima worked out in the
- * comments, the errors (size limit, infeasible limits, bad parameters),
- * and properties on random tiny graphs: the answer is legal, meets the
- * limits, equals the best plan of a brute-force enumeration written here
- * independently (every ordered set partition, filtered by fp_plan_check),
+ * test_exhaustive.c -- the exhaustive reference solver: hand-built graphs with
+ * optima worked out in the comments, the errors (size limit, infeasible limits,
+ * bad parameters), and properties on random tiny graphs: the answer is legal,
+ * meets the limits, equals the best plan of a brute-force enumeration written
+ * here independently (every ordered set partition, filtered by fp_plan_check),
  * and no heuristic plan, reordering or random legal plan beats it.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,137 +23,6 @@ enum { MAXN = 12 };
     if (!(c))                                                                  \
       ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);                       \
   } while (0)
-
-/* ---- parameters ----------------------------------------------------------
- */
-
-START_TEST(params_defaults_and_names) {
-  fp_ilp_params p;
-  fp_ilp_params_init(&p);
-  ck_assert_int_eq(p.objective, FP_OBJECTIVE_TRAFFIC);
-  ck_assert_uint_eq(p.peak_limit, 0);
-  ck_assert(p.traffic_limit == FP_NO_LIMIT);
-  ck_assert(p.lambda == 1.0);
-  ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
-  ck_assert(p.mip_gap == 0.0);
-  ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
-  ck_assert_int_eq(p.max_fusion_size, 0);
-  ck_assert_ptr_null(p.warm_start);
-  ck_assert_ptr_null(p.lp_out);
-  ck_assert_ptr_null(p.mps_out);
-  ck_assert(p.progress == NULL);
-  ck_assert_ptr_null(p.progress_ctx);
-  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
-  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++)
-    ck_assert_int_eq(fp_objective_parse(fp_objective_name((fp_objective)o)), o);
-  ck_assert_str_eq(fp_objective_name(FP_OBJECTIVE_WEIGHTED), "weighted");
-  ck_assert_str_eq(fp_objective_name((fp_objective)99), "unknown");
-  ck_assert_int_eq(fp_objective_parse("Traffic"), -1);
-  ck_assert_int_eq(fp_objective_parse(""), -1);
-}
-END_TEST
-
-/* Sets one bad field and expects FP_EARG naming it. */
-static void expect_bad(void (*set)(fp_ilp_params *), const char *field) {
-  fp_ilp_params p;
-  fp_ilp_params_init(&p);
-  set(&p);
-  fp_error err;
-  fp_error_clear(&err);
-  ck_assert_int_eq(fp_ilp_params_check(&p, &err), FP_EARG);
-  ck_assert_msg(strstr(err.msg, field) != NULL, "'%s' lacks '%s'", err.msg,
-                field);
-}
-
-static void bad_objective(fp_ilp_params *p) {
-  p->objective = FP_OBJECTIVE_COUNT_;
-}
-static void bad_time(fp_ilp_params *p) {
-  p->time_limit_s = 0;
-}
-static void bad_time_nan(fp_ilp_params *p) {
-  p->time_limit_s = NAN;
-}
-static void bad_time_inf(fp_ilp_params *p) {
-  p->time_limit_s = INFINITY;
-}
-static void bad_gap(fp_ilp_params *p) {
-  p->mip_gap = -0.1;
-}
-static void bad_gap_nan(fp_ilp_params *p) {
-  p->mip_gap = NAN;
-}
-static void bad_lambda(fp_ilp_params *p) {
-  p->lambda = -1;
-}
-static void bad_lambda_inf(fp_ilp_params *p) {
-  p->lambda = INFINITY;
-}
-static void bad_window(fp_ilp_params *p) {
-  p->window = FP_ILP_WINDOW_AUTO - 1;
-}
-static void bad_size(fp_ilp_params *p) {
-  p->max_fusion_size = -1;
-}
-
-START_TEST(params_check_names_the_field) {
-  expect_bad(bad_objective, "objective");
-  expect_bad(bad_time, "time_limit_s");
-  expect_bad(bad_time_nan, "time_limit_s");
-  expect_bad(bad_time_inf, "time_limit_s");
-  expect_bad(bad_gap, "mip_gap");
-  expect_bad(bad_gap_nan, "mip_gap");
-  expect_bad(bad_lambda, "lambda");
-  expect_bad(bad_lambda_inf, "lambda");
-  expect_bad(bad_window, "window");
-  expect_bad(bad_size, "max_fusion_size");
-  fp_ilp_params p;
-  fp_ilp_params_init(&p);
-  p.window = 0; /* boundary values are fine */
-  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
-  p.window = FP_ILP_WINDOW_EXACT;
-  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
-  p.window = FP_ILP_WINDOW_AUTO;
-  p.lambda = 0;
-  p.max_fusion_size = 1;
-  p.peak_limit = 1;
-  ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
-}
-END_TEST
-
-START_TEST(objective_value_and_limits) {
-  fp_ilp_params p;
-  fp_ilp_params_init(&p);
-  fp_metrics m;
-  memset(&m, 0, sizeof m);
-  m.traffic_bytes = 100;
-  m.peak_bytes = 40;
-  ck_assert(fp_objective_value(&p, &m) == 100.0);
-  p.objective = FP_OBJECTIVE_PEAK;
-  ck_assert(fp_objective_value(&p, &m) == 40.0);
-  p.objective = FP_OBJECTIVE_WEIGHTED;
-  p.lambda = 0.5;
-  ck_assert(fp_objective_value(&p, &m) == 120.0);
-  /* peak_limit 0: the eager peak */
-  ck_assert_int_eq(fp_meets_limits(&p, &m, 40), 1);
-  ck_assert_int_eq(fp_meets_limits(&p, &m, 39), 0);
-  p.peak_limit = FP_NO_LIMIT;
-  ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
-  p.peak_limit = 40;
-  ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
-  p.peak_limit = 39;
-  ck_assert_int_eq(fp_meets_limits(&p, &m, 1000), 0);
-  /* the traffic limit applies to every objective */
-  p.peak_limit = FP_NO_LIMIT;
-  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
-    p.objective = (fp_objective)o;
-    p.traffic_limit = 100;
-    ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 1);
-    p.traffic_limit = 99;
-    ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 0);
-  }
-}
-END_TEST
 
 /* ---- hand-built graphs ------------------------------------------------- */
 
@@ -870,9 +737,6 @@ END_TEST
 static Suite *exhaustive_suite(void) {
   Suite *s = suite_create("solver/exhaustive");
   TCase *tc = tcase_create("hand");
-  tcase_add_test(tc, params_defaults_and_names);
-  tcase_add_test(tc, params_check_names_the_field);
-  tcase_add_test(tc, objective_value_and_limits);
   tcase_add_test(tc, chain_fuses_into_one_kernel);
   tcase_add_test(tc, extern_in_the_middle);
   tcase_add_test(tc, peak_limit_changes_the_traffic_optimum);

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "model/generate.h"
 #include "model/util.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
@@ -246,29 +246,6 @@ START_TEST(traffic_limit_any_objective) {
 }
 END_TEST
 
-/* The front on a tight budget: every point meets its limit, the first
- * has the lowest peak, traffic never rises along the sweep. */
-START_TEST(pareto_short_budget) {
-  fp_graph *g = tu_generated(FP_GEN_RANDOM, 12, 5);
-  fp_ilp_params prm;
-  fp_pareto_point pts[5];
-  fp_error err;
-  fp_ilp_params_init(&prm);
-  prm.time_limit_s = 1;
-  ck_assert_msg(fp_pareto(g, &prm, 5, fp_planner_find("ilp"), pts, &err) ==
-                    FP_OK,
-                "%s", err.msg);
-  for (int i = 0; i < 5; i++) {
-    ck_assert_uint_le(pts[i].m.peak_bytes, pts[i].peak_limit);
-    if (i > 0) {
-      ck_assert_uint_le(pts[i].m.traffic_bytes, pts[i - 1].m.traffic_bytes);
-      ck_assert_uint_ge(pts[i].peak_limit, pts[i - 1].peak_limit);
-    }
-  }
-  fp_graph_destroy(g);
-}
-END_TEST
-
 START_TEST(model_export) {
   char lp[] = "/tmp/fp_ilp_XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(lp));
@@ -322,7 +299,6 @@ static Suite *ilp_suite(void) {
   tcase_add_test(op, glpk_error_recovered_in_bound);
   tcase_add_loop_test(op, time_limit_held, 0, 3);
   tcase_add_loop_test(op, traffic_limit_any_objective, 0, 20);
-  tcase_add_test(op, pareto_short_budget);
   tcase_add_test(op, model_export);
   suite_add_tcase(s, op);
   return s;

@@ -22,7 +22,7 @@
  * arithmetic; the only doubles are op constants that are exact (powers of
  * two, 1.25).
  */
-#include "model/generate.h"
+#include "gen/generate.h"
 
 #include <stdbool.h>
 #include <stdio.h>

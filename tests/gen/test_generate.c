@@ -1,5 +1,5 @@
 /*
- * test_generate.c -- Check tests for the graph generator (model/generate.c).
+ * test_generate.c -- Check tests for the graph generator (gen/generate.c).
  *
  * What is held: exact node counts, determinism (two runs compared item by
  * item), seeds that change the graph, bad parameters rejected, and the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/generate.h"
+#include "gen/generate.h"
 
 #define N_FAMILIES FP_GEN_FAMILY_COUNT_
 #define MIB ((uint64_t)1 << 20)
