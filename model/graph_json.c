@@ -9,6 +9,7 @@
  * of every message.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,7 +312,7 @@ static fp_status load_top(loader *L, const char *data, size_t len, top *T) {
     if (T->span[i].len == 0)
       continue;
     st = fp_json_parse_at(data, T->span[i].off, T->span[i].len, L->src,
-                          &T->doc[i], L->err);
+                          member_keys[i], &T->doc[i], L->err);
     T->item[i] = T->doc[i].root;
   }
   return st;
@@ -329,16 +330,20 @@ static fp_status load_array(loader *L, const top *T, int m,
     /* Absent, or not an array (cJSON first, in case it is not even JSON). */
     if (T->span[m].len &&
         (st = fp_json_parse_at(T->data, T->span[m].off, T->span[m].len, L->src,
-                               &doc, L->err)) != FP_OK)
+                               member_keys[m], &doc, L->err)) != FP_OK)
       goto done;
     st = FAIL(L, "%s: %s: missing or not an array", L->src, member_keys[m]);
     goto done;
   }
   int r;
-  while (st == FP_OK && (r = fp_json_iter_next(&it, L->src, &el, L->err)) == 1)
-    if ((st = fp_json_parse_at(T->data, el.off, el.len, L->src, &doc,
+  char label[48]; /* "nodes[12]": names the item in a string error */
+  while (st == FP_OK &&
+         (r = fp_json_iter_next(&it, L->src, &el, L->err)) == 1) {
+    snprintf(label, sizeof label, "%s[%d]", member_keys[m], it.count - 1);
+    if ((st = fp_json_parse_at(T->data, el.off, el.len, L->src, label, &doc,
                                L->err)) == FP_OK)
       st = fn(L, doc.root, it.count - 1);
+  }
   if (st == FP_OK && r < 0)
     st = FP_EINPUT;
 done:

@@ -169,6 +169,23 @@ static bool is_ws(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+static size_t skip_ws(const char *d, size_t i, size_t end) {
+  while (i < end && is_ws(d[i]))
+    i++;
+  return i;
+}
+
+/* Index after the string starting at d[i] == '"', or SIZE_MAX. */
+static size_t skip_string(const char *d, size_t i, size_t end) {
+  for (i++; i < end; i++) {
+    if (d[i] == '\\')
+      i++;
+    else if (d[i] == '"')
+      return i + 1;
+  }
+  return SIZE_MAX;
+}
+
 #define MAX_DEPTH 1000 /* as cJSON's compiled-in CJSON_NESTING_LIMIT */
 
 /* skip_value's answer for values nested deeper than MAX_DEPTH. */
@@ -203,9 +220,364 @@ static int nesting_at(const char *d, size_t off) {
   return depth;
 }
 
+/* ---- what cJSON lets through -----------------------------------------------
+ * cJSON accepts raw control bytes and any bytes >= 0x80 inside strings, and
+ * decodes "\u0000" into a NUL that silently ends the C string ("n5\u0000x"
+ * would load as "n5").  Outside strings it takes every byte up to 0x20 as
+ * a blank, and numbers as strtod reads them ("01", "1.", "-.5").  None of
+ * that is JSON (nor could fuseplan write it back), so the raw text is
+ * checked after cJSON has accepted it: every string, values and keys, and
+ * everything between them. */
+
+/* Length of the UTF-8 sequence at p (n bytes left), 0 when it is not
+ * valid UTF-8 (overlong forms, surrogates and code points past U+10FFFF
+ * included, as RFC 3629 says). */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+  unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+  size_t k;
+  if (c >= 0xC2 && c <= 0xDF)
+    k = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    k = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    k = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else
+    return 0;
+  if (n < k || p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t i = 2; i < k; i++)
+    if (p[i] < 0x80 || p[i] > 0xBF)
+      return 0;
+  return k;
+}
+
+typedef enum { SF_NONE, SF_NUL, SF_CONTROL, SF_UTF8, SF_SYNTAX } text_fault;
+
+static bool is_digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* The index after the JSON number at p[i] (RFC 8259: -?(0|[1-9][0-9]*)
+ * (.[0-9]+)?([eE][+-]?[0-9]+)?), SIZE_MAX when it is not one: cJSON also
+ * takes "01", "1." and "-.5" (strtod does).  *frac is set when it has a
+ * fraction or an exponent. */
+static size_t number_end(const unsigned char *p, size_t i, size_t end,
+                         bool *frac) {
+  i += i < end && p[i] == '-';
+  if (i >= end || !is_digit(p[i]))
+    return SIZE_MAX;
+  if (p[i++] != '0')
+    while (i < end && is_digit(p[i]))
+      i++;
+  if (i < end && p[i] == '.') {
+    *frac = true;
+    if (++i >= end || !is_digit(p[i]))
+      return SIZE_MAX;
+    while (i < end && is_digit(p[i]))
+      i++;
+  }
+  if (i < end && (p[i] == 'e' || p[i] == 'E')) {
+    *frac = true;
+    i++;
+    i += i < end && (p[i] == '+' || p[i] == '-');
+    if (i >= end || !is_digit(p[i]))
+      return SIZE_MAX;
+    while (i < end && is_digit(p[i]))
+      i++;
+  }
+  /* What cJSON read as one number must end here. */
+  if (i < end && (is_digit(p[i]) || p[i] == '.' || p[i] == 'e' || p[i] == 'E' ||
+                  p[i] == '+' || p[i] == '-'))
+    return SIZE_MAX;
+  return i;
+}
+
+/* Outside strings cJSON takes any byte up to 0x20 as a blank and is loose
+ * about numbers; checks the byte at p[*i] there (advancing *i past a
+ * number) and says whether it is a fault. */
+static bool outside_fault(const unsigned char *p, size_t *i, size_t end,
+                          bool *frac) {
+  unsigned char c = p[*i];
+  if (c < 0x20)
+    return !is_ws((char)c);
+  if (c != '-' && !is_digit(c))
+    return false;
+  size_t j = number_end(p, *i, end, frac);
+  if (j == SIZE_MAX)
+    return true;
+  *i = j - 1;
+  return false;
+}
+
+/* Finds the first fault in d[off, end), JSON text that cJSON accepted,
+ * and its offset (*at): in a string, \u0000, a raw control byte or bytes
+ * that are not UTF-8; outside, a control byte that is not a JSON blank or
+ * a number that is not JSON.  *fractions is set when a number has a
+ * fraction or an exponent. */
+static text_fault find_text_fault(const char *d, size_t off, size_t end,
+                                  size_t *at, bool *fractions) {
+  const unsigned char *p = (const unsigned char *)d;
+  bool in = false;
+  *fractions = false;
+  for (size_t i = off; i < end; i++) {
+    unsigned char c = p[i];
+    text_fault f = SF_NONE;
+    if (c == '"') {
+      in = !in;
+    } else if (!in) {
+      size_t start = i;
+      if (outside_fault(p, &i, end, fractions)) {
+        *at = start;
+        return SF_SYNTAX;
+      }
+    } else if (c == '\\') {
+      if (i + 5 < end && p[i + 1] == 'u' && memcmp(p + i + 2, "0000", 4) == 0)
+        f = SF_NUL;
+      i++; /* cJSON has checked the escape itself */
+    } else if (c < 0x20) {
+      f = SF_CONTROL;
+    } else if (c >= 0x80) {
+      size_t k = utf8_len(p + i, end - i);
+      if (k == 0)
+        f = SF_UTF8;
+      else
+        i += k - 1;
+    }
+    if (f != SF_NONE) {
+      *at = f == SF_NUL ? i - 1 : i;
+      return f;
+    }
+  }
+  return SF_NONE;
+}
+
+/* One open bracket on the way to a fault: an array with the index of the
+ * current element, or an object with its current key (raw text). */
+typedef struct path_level {
+  bool array, expect_key;
+  int32_t index;
+  size_t key, key_len;
+} path_level;
+
+/* Writes to `out` (cap bytes) the JSON path of offset `at` inside the
+ * value at d[off] (up to `end`): "groups[1][0]", "op.index[2]"; *in_key is
+ * set when `at` lies in a key.  Only on failure, so it may walk again. */
+static void path_to(const char *d, size_t off, size_t end, size_t at, char *out,
+                    size_t cap, bool *in_key) {
+  path_level st[MAX_DEPTH + 1];
+  int top = -1;
+  *in_key = false;
+  for (size_t i = off; i < at; i++) {
+    char c = d[i];
+    if (c == '"') {
+      size_t e = skip_string(d, i, end);
+      if (top >= 0 && !st[top].array && st[top].expect_key) {
+        st[top].key = i + 1;
+        st[top].key_len = e - i - 2;
+        *in_key = at < e;
+      }
+      if (at < e)
+        break;
+      i = e - 1;
+    } else if ((c == '{' || c == '[') && top < MAX_DEPTH) {
+      st[++top] = (path_level){c == '[', c == '{', 0, 0, 0};
+    } else if ((c == '}' || c == ']') && top >= 0) {
+      top--;
+    } else if (c == ':' && top >= 0) {
+      st[top].expect_key = false;
+    } else if (c == ',' && top >= 0) {
+      st[top].index++;
+      st[top].expect_key = !st[top].array;
+    }
+  }
+  size_t n = 0;
+  int last = *in_key ? top - 1 : top; /* a key's path is its object's */
+  for (int l = 0; l <= last && n < cap; l++) {
+    int k = st[l].array
+                ? snprintf(out + n, cap - n, "[%d]", (int)st[l].index)
+                : snprintf(out + n, cap - n, "%s%.*s", n ? "." : "",
+                           (int)(st[l].key_len > 64 ? 64 : st[l].key_len),
+                           d + st[l].key);
+    n += k > 0 ? (size_t)k : 0;
+  }
+}
+
+/* FP_EINPUT when a string of the value at whole[base, base + len) holds a
+ * NUL, a raw control byte or bytes that are not UTF-8: "SOURCE: LABEL:
+ * PATH: string holds ..., at line L, column C" ("a key" for a key, or
+ * when `key` says the value is one), or "malformed JSON at line L,
+ * column C" for what cJSON let through outside strings.  *fractions: see
+ * find_text_fault. */
+static fp_status check_text(const char *whole, size_t base, size_t len,
+                            const char *source, const char *label, bool key,
+                            bool *fractions, fp_error *err) {
+  size_t at;
+  text_fault f = find_text_fault(whole, base, base + len, &at, fractions);
+  if (f == SF_NONE)
+    return FP_OK;
+  if (f == SF_SYNTAX)
+    return syntax_error(whole, at, source, err);
+  char path[256] = "", where[480];
+  bool in_key;
+  path_to(whole, base, base + len, at, path, sizeof path, &in_key);
+  /* "nodes[3]" + "name" -> "nodes[3]: name"; "extra" + "[1]" -> "extra[1]" */
+  snprintf(where, sizeof where, "%.200s%s%s", label ? label : "",
+           label && path[0] && path[0] != '[' ? ": " : "", path);
+  int line, col;
+  line_col(whole, at, &line, &col);
+  const char *what = key || in_key ? "a key" : "string";
+  if (f == SF_CONTROL)
+    return fp_error_set(err, FP_EINPUT,
+                        "%s: %s: %s holds a raw control character (0x%02x), "
+                        "at line %d, column %d",
+                        source, where[0] ? where : "top level", what,
+                        (unsigned)(unsigned char)whole[at], line, col);
+  return fp_error_set(err, FP_EINPUT, "%s: %s: %s %s, at line %d, column %d",
+                      source, where[0] ? where : "top level", what,
+                      f == SF_NUL ? "holds a NUL character (\\u0000)"
+                                  : "is not valid UTF-8",
+                      line, col);
+}
+
+/* ---- number literals -------------------------------------------------------
+ * cJSON keeps a number only as a double, so 4096.0000000000001 would read
+ * as 4096.  Where the text has a fraction or an exponent, each number item
+ * gets its literal text in `valuestring` (which cJSON leaves NULL for
+ * numbers and never reads for them), and the integer readers below check
+ * the literal's exact decimal value instead of the double. */
+
+static bool is_number_char(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
+         c == 'e' || c == 'E';
+}
+
+/* attach_literals' answers besides an index. */
+#define ATTACH_OOM SIZE_MAX
+#define ATTACH_LOST (SIZE_MAX - 1) /* the text does not follow the tree */
+
+/* The index after d[i] == `want` (blanks first), or ATTACH_LOST. */
+static size_t expect_char(const char *d, size_t i, size_t end, char want) {
+  i = skip_ws(d, i, end);
+  return i < end && d[i] == want ? i + 1 : ATTACH_LOST;
+}
+
+/* Walks the text of `item` (at d[i], accepted by cJSON) along the tree,
+ * copying every number's literal into the arena; the index after the
+ * value, ATTACH_OOM, or ATTACH_LOST should text and tree ever disagree
+ * (every step is checked: a wrong literal must never be attached). */
+static size_t attach_literals(fp_json_block **arena, cJSON *item, const char *d,
+                              size_t i, size_t end) {
+  i = skip_ws(d, i, end);
+  if (i >= end)
+    return ATTACH_LOST;
+  if (cJSON_IsNumber(item)) {
+    size_t j = i;
+    while (j < end && is_number_char(d[j]))
+      j++;
+    char *lit = j > i ? arena_alloc(arena, j - i + 1) : NULL;
+    if (!lit)
+      return j > i ? ATTACH_OOM : ATTACH_LOST;
+    memcpy(lit, d + i, j - i);
+    lit[j - i] = '\0';
+    item->valuestring = lit;
+    return j;
+  }
+  if (cJSON_IsString(item))
+    return d[i] == '"' && (i = skip_string(d, i, end)) != SIZE_MAX
+               ? i
+               : ATTACH_LOST;
+  bool obj = cJSON_IsObject(item);
+  if (!obj && !cJSON_IsArray(item)) {
+    size_t j = i;
+    while (j < end && d[j] >= 'a' && d[j] <= 'z') /* true, false, null */
+      j++;
+    return j > i ? j : ATTACH_LOST;
+  }
+  if (d[i] != (obj ? '{' : '['))
+    return ATTACH_LOST;
+  i++;
+  for (cJSON *c = item->child; c; c = c->next) {
+    if (c != item->child && (i = expect_char(d, i, end, ',')) == ATTACH_LOST)
+      return i;
+    if (obj) { /* the key, then ':' */
+      i = skip_ws(d, i, end);
+      if (i >= end || d[i] != '"' || (i = skip_string(d, i, end)) == SIZE_MAX ||
+          (i = expect_char(d, i, end, ':')) == ATTACH_LOST)
+        return ATTACH_LOST;
+    }
+    if ((i = attach_literals(arena, c, d, i, end)) >= ATTACH_LOST)
+      return i;
+  }
+  return expect_char(d, i, end, obj ? '}' : ']');
+}
+
+/* The exact value of literal s as digits (no leading or trailing zeros)
+ * times 10^*exp10; false when the literal is too long to hold. */
+static bool literal_digits(const char *s, bool *neg, char *dig, size_t cap,
+                           size_t *nd, long *exp10) {
+  size_t n = 0;
+  long frac = 0, e = 0;
+  bool in_frac = false;
+  *neg = *s == '-';
+  s += *neg;
+  for (; (*s >= '0' && *s <= '9') || *s == '.'; s++) {
+    if (*s == '.') {
+      in_frac = true;
+      continue;
+    }
+    frac += in_frac;
+    if (n == 0 && *s == '0')
+      continue; /* leading zero */
+    if (n == cap)
+      return false;
+    dig[n++] = *s;
+  }
+  if (*s == 'e' || *s == 'E') {
+    int sign = *++s == '-' ? -1 : 1;
+    s += *s == '-' || *s == '+';
+    for (; *s >= '0' && *s <= '9'; s++)
+      e = e < 100000 ? e * 10 + (*s - '0') : e; /* saturates: 1e999999 */
+    e *= sign;
+  }
+  *exp10 = e - frac;
+  while (n > 0 && dig[n - 1] == '0') {
+    n--;
+    ++*exp10;
+  }
+  *nd = n;
+  return true;
+}
+
+/* True when the literal is exactly an integer >= 0 (-0 included); its
+ * value in *out when it is also below 2^53, else *out = UINT64_MAX. */
+static bool literal_integer(const char *s, uint64_t *out) {
+  char dig[64];
+  size_t nd;
+  long exp10;
+  bool neg;
+  if (!literal_digits(s, &neg, dig, sizeof dig, &nd, &exp10))
+    return false;
+  *out = 0;
+  if (nd == 0)
+    return true; /* 0, 0.0, -0e5 */
+  if (neg || exp10 < 0)
+    return false;
+  if ((long)nd + exp10 > 16) { /* >= 10^16 > 2^53 */
+    *out = UINT64_MAX;
+    return true;
+  }
+  uint64_t v = 0;
+  for (size_t i = 0; i < nd; i++)
+    v = v * 10 + (uint64_t)(dig[i] - '0');
+  for (long i = 0; i < exp10; i++)
+    v *= 10;
+  *out = v < ((uint64_t)1 << 53) ? v : UINT64_MAX;
+  return true;
+}
+
 fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
-                           const char *source, fp_json_doc *doc,
-                           fp_error *err) {
+                           const char *source, const char *label,
+                           fp_json_doc *doc, fp_error *err) {
   const char *data = whole + base, *end = NULL;
   doc->root = NULL;
   arena_reset(doc);
@@ -215,6 +587,10 @@ fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
   if (first == len)
     return fp_error_set(err, FP_EINPUT, "%s: malformed JSON: empty document",
                         source);
+  /* cJSON skips a UTF-8 byte order mark where it starts to parse, which
+   * here may be any value of the document; JSON text has none. */
+  if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
+    return syntax_error(whole, base, source, err);
   pthread_once(&hooks_once, install_hooks);
   /* require_null_terminated = 0: data need not end in a NUL; trailing
    * garbage is checked by hand below. */
@@ -245,6 +621,19 @@ fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
       return too_deep(source, err);
     return syntax_error(whole, base + off, source, err);
   }
+  bool fractions;
+  fp_status st =
+      check_text(whole, base, len, source, label, false, &fractions, err);
+  if (st != FP_OK)
+    return st;
+  size_t walked =
+      fractions ? attach_literals(&doc->arena, root, data, 0, len) : 0;
+  if (walked == ATTACH_OOM)
+    return fp_error_set(err, FP_ENOMEM, "%s: out of memory parsing JSON",
+                        source);
+  if (walked == ATTACH_LOST) /* cannot happen: cJSON accepted the text */
+    return fp_error_set(err, FP_EINTERNAL, "%s: number literals not found",
+                        source);
   doc->root = root;
   return FP_OK;
 }
@@ -253,31 +642,16 @@ fp_status fp_json_parse(const char *data, size_t len, const char *source,
                         fp_json_doc *doc, fp_error *err) {
   doc->root = NULL;
   doc->arena = NULL;
-  return fp_json_parse_at(data, 0, len, source, doc, err);
+  return fp_json_parse_at(data, 0, len, source, NULL, doc, err);
 }
 
 /* ---- the top-level scanner ---------------------------------------------- */
 
-static size_t skip_ws(const char *d, size_t i, size_t end) {
-  while (i < end && is_ws(d[i]))
-    i++;
-  return i;
-}
-
-/* Index after the string starting at d[i] == '"', or SIZE_MAX. */
-static size_t skip_string(const char *d, size_t i, size_t end) {
-  for (i++; i < end; i++) {
-    if (d[i] == '\\')
-      i++;
-    else if (d[i] == '"')
-      return i + 1;
-  }
-  return SIZE_MAX;
-}
-
 /* Index after the value starting at d[i] (no leading blanks), SIZE_MAX
- * when it is cut short, TOO_DEEP when it nests deeper than MAX_DEPTH.  Balances
- * brackets and skips strings; the value's own syntax is left to cJSON. */
+ * when it is cut short or a bracket closes with the wrong kind ("[}"),
+ * TOO_DEEP when it nests deeper than MAX_DEPTH.  Balances brackets (a bit
+ * per level says '{' or '[') and skips strings; the value's own syntax is
+ * left to cJSON. */
 static size_t skip_value(const char *d, size_t i, size_t end, int depth) {
   if (i >= end)
     return SIZE_MAX;
@@ -288,6 +662,7 @@ static size_t skip_value(const char *d, size_t i, size_t end, int depth) {
       i++;
     return i;
   }
+  unsigned char braces[MAX_DEPTH / 8 + 1]; /* bit set: that level is '{' */
   int level = 0;
   for (; i < end; i++) {
     char c = d[i];
@@ -296,13 +671,31 @@ static size_t skip_value(const char *d, size_t i, size_t end, int depth) {
         return SIZE_MAX;
       i--;
     } else if (c == '{' || c == '[') {
-      if (++level + depth > MAX_DEPTH)
+      if (level + 1 + depth > MAX_DEPTH)
         return TOO_DEEP;
-    } else if ((c == '}' || c == ']') && --level == 0) {
-      return i + 1;
+      unsigned char bit = (unsigned char)(1u << (level % 8));
+      braces[level / 8] = (unsigned char)(c == '{' ? braces[level / 8] | bit
+                                                   : braces[level / 8] & ~bit);
+      level++;
+    } else if (c == '}' || c == ']') {
+      level--;
+      if (((braces[level / 8] >> (level % 8)) & 1u) != (c == '}'))
+        return SIZE_MAX;
+      if (level == 0)
+        return i + 1;
     }
   }
   return SIZE_MAX;
+}
+
+/* Says where the value at d[v] goes wrong, for a value the scanner could
+ * not skip (cut short, "[}"): cJSON's own error position. */
+static void value_error(const char *d, size_t v, size_t len, const char *source,
+                        fp_error *err) {
+  fp_json_doc tmp = {0};
+  if (fp_json_parse_at(d, v, len - v, source, NULL, &tmp, err) == FP_OK)
+    syntax_error(d, v, source, err); /* not reached: cJSON agrees */
+  fp_json_release(&tmp);
 }
 
 /* Walks the top-level object.  For each member calls visit(key span,
@@ -335,8 +728,10 @@ static int walk_members(const char *d, size_t len, const char *source,
       too_deep(source, err);
       return -1;
     }
-    if (vend == SIZE_MAX || vend == v)
-      goto bad;
+    if (vend == SIZE_MAX || vend == v) {
+      value_error(d, v, len, source, err);
+      return -1;
+    }
     if (visit) {
       int r = visit(d, k + 1, kend - k - 2, (fp_json_span){v, vend - v}, ctx);
       if (r)
@@ -389,19 +784,26 @@ typedef struct find_ctx {
 
 /* Parses bytes [off, off + len) of d with cJSON only to validate them;
  * false with err set when they are not valid JSON. */
-static bool valid_json(find_ctx *f, const char *d, size_t off, size_t len) {
-  return fp_json_parse_at(d, off, len, f->source, &f->scratch, f->err) == FP_OK;
+static bool valid_json(find_ctx *f, const char *d, size_t off, size_t len,
+                       const char *label) {
+  return fp_json_parse_at(d, off, len, f->source, label, &f->scratch, f->err) ==
+         FP_OK;
 }
 
 /* A key is valid JSON text unless it holds raw control bytes or bad
- * escapes; plain keys (no backslash) need no parse. */
+ * escapes (plain keys, without a backslash, need no parse), and it must
+ * pass the string checks as every string does. */
 static bool valid_key(find_ctx *f, const char *d, size_t k, size_t n) {
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)d[k + i] < 0x20) {
       syntax_error(d, k + i, f->source, f->err);
       return false;
     }
-  return !memchr(d + k, '\\', n) || valid_json(f, d, k - 1, n + 2);
+  bool fractions;
+  if (check_text(d, k - 1, n + 2, f->source, NULL, true, &fractions, f->err) !=
+      FP_OK)
+    return false;
+  return !memchr(d + k, '\\', n) || valid_json(f, d, k - 1, n + 2, NULL);
 }
 
 /* Compares a raw key (between the quotes) with `key`; keys with escapes
@@ -411,8 +813,9 @@ static bool key_equals(const char *d, size_t k, size_t n, const char *key,
   if (!memchr(d + k, '\\', n))
     return strlen(key) == n && memcmp(d + k, key, n) == 0;
   fp_json_doc doc = {0};
-  bool eq = fp_json_parse_at(d, k - 1, n + 2, source, &doc, NULL) == FP_OK &&
-            cJSON_IsString(doc.root) && strcmp(doc.root->valuestring, key) == 0;
+  bool eq =
+      fp_json_parse_at(d, k - 1, n + 2, source, NULL, &doc, NULL) == FP_OK &&
+      cJSON_IsString(doc.root) && strcmp(doc.root->valuestring, key) == 0;
   fp_json_release(&doc);
   return eq;
 }
@@ -430,7 +833,9 @@ static int find_members(const char *d, size_t k, size_t n, fp_json_span val,
       f->spans[i] = val;
       return 0;
     }
-  return valid_json(f, d, val.off, val.len) ? 0 : -1;
+  char label[80]; /* the key: valid by now, and shown raw */
+  snprintf(label, sizeof label, "%.*s", (int)(n > 64 ? 64 : n), d + k);
+  return valid_json(f, d, val.off, val.len, label) ? 0 : -1;
 }
 
 fp_status fp_json_members(const char *data, size_t len, const char *source,
@@ -448,7 +853,8 @@ fp_status fp_json_members(const char *data, size_t len, const char *source,
 }
 
 int fp_json_iter_begin(const char *data, fp_json_span span, fp_json_iter *it) {
-  if (span.len < 2 || data[span.off] != '[')
+  if (span.len < 2 || data[span.off] != '[' ||
+      data[span.off + span.len - 1] != ']')
     return 0;
   it->data = data;
   it->pos = span.off + 1;
@@ -492,12 +898,30 @@ bad:
 bool fp_json_u64(const cJSON *item, uint64_t *out) {
   if (!cJSON_IsNumber(item))
     return false;
+  if (item->valuestring) { /* the literal, where it may be a fraction */
+    uint64_t v;
+    if (!literal_integer(item->valuestring, &v) || v == UINT64_MAX)
+      return false;
+    *out = v;
+    return true;
+  }
+  /* A plain digit string: its double is exact below 2^53, and `<` 2^53
+   * since 2^53 + 1 parses to 2^53. */
   double d = item->valuedouble;
-  /* `<` 2^53: 2^53 + 1 parses to 2^53, so 2^53 itself is ambiguous. */
   if (!(d >= 0 && d < 9007199254740992.0) || d != floor(d))
     return false;
   *out = (uint64_t)d;
   return true;
+}
+
+bool fp_json_integral(const cJSON *item) {
+  uint64_t v;
+  if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+    return false;
+  if (item->valuestring)
+    return literal_integer(item->valuestring, &v);
+  return item->valuedouble >= 0 &&
+         item->valuedouble == floor(item->valuedouble);
 }
 
 fp_status fp_json_check_header(const cJSON *root, const char *source,

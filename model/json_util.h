@@ -28,7 +28,14 @@ typedef struct fp_json_doc {
 
 /* Parses `len` bytes of JSON into doc.  On failure doc->root is NULL and
  * err holds FP_EINPUT "source: malformed JSON at line L, column C" (or
- * FP_ENOMEM).  Always call fp_json_release afterwards. */
+ * FP_ENOMEM).  Stricter than cJSON, which is lenient: a string (value or
+ * key) holding \u0000, a raw control byte or bytes that are not UTF-8 is
+ * FP_EINPUT "source: PATH: string holds a NUL character (\u0000), at line
+ * L, column C" (PATH as "groups[1][0]"); a control byte that is not a
+ * JSON blank, or a number that is not JSON ("01", "1."), is malformed.
+ * Number items whose text has a fraction or an exponent keep their
+ * literal in valuestring, for the exact integer readers below.  Always
+ * call fp_json_release afterwards. */
 fp_status fp_json_parse(const char *data, size_t len, const char *source,
                         fp_json_doc *doc, fp_error *err);
 
@@ -36,10 +43,12 @@ fp_status fp_json_parse(const char *data, size_t len, const char *source,
 void fp_json_release(fp_json_doc *doc);
 
 /* Like fp_json_parse for the bytes [data, data + len) that sit at offset
- * `base` of a larger document (for error positions).  Reuses doc's arena:
- * the previous tree of doc is gone after this call. */
+ * `base` of a larger document (for error positions).  `label` (may be
+ * NULL) names the value in a string error ("nodes[3]", "meta").  Reuses
+ * doc's arena: the previous tree of doc is gone after this call. */
 fp_status fp_json_parse_at(const char *whole, size_t base, size_t len,
-                           const char *source, fp_json_doc *doc, fp_error *err);
+                           const char *source, const char *label,
+                           fp_json_doc *doc, fp_error *err);
 
 /* ---- streaming the top level ---------------------------------------------
  * A million-node graph as one cJSON tree takes ~7x the file in memory.  The
@@ -83,8 +92,15 @@ int fp_json_iter_next(fp_json_iter *it, const char *source, fp_json_span *elem,
                       fp_error *err);
 
 /* Reads a non-negative integer below 2^53 from a JSON number.  Returns
- * false for non-numbers, negatives, fractions and values >= 2^53. */
+ * false for non-numbers, negatives, fractions and values >= 2^53.  The
+ * literal's exact decimal value counts, not its double: 4096.0 and
+ * 4.096e3 are 4096, 4096.0000000000001 is a fraction. */
 bool fp_json_u64(const cJSON *item, uint64_t *out);
+
+/* True when item is a JSON number whose literal is exactly an integer
+ * >= 0 (of any size: its double may be rounded above 2^53) and whose
+ * double is finite. */
+bool fp_json_integral(const cJSON *item);
 
 /* Checks `format` and `version` of a document root (an object). */
 fp_status fp_json_check_header(const cJSON *root, const char *source,

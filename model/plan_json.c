@@ -70,9 +70,9 @@ static fp_status load_claims(const cJSON *root, const char *src, fp_plan *p,
     const cJSON *it = field(m, keys[i]);
     if (!it)
       continue;
-    /* Sums may pass 2^53, so only integrality and sign are checked. */
-    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
-        it->valuedouble != floor(it->valuedouble) || isinf(it->valuedouble))
+    /* Sums may pass 2^53, so only integrality (of the literal, exactly)
+     * and sign are checked. */
+    if (!fp_json_integral(it))
       return fp_error_set(err, FP_EINPUT,
                           "%s: metrics.%s: must be a non-negative integer", src,
                           keys[i]);

@@ -250,6 +250,247 @@ START_TEST(plan_errors) {
 }
 END_TEST
 
+/* Loads a one-buffer graph whose bytes are written `lit`; the value, or
+ * -1 when the loader refuses it. */
+static int64_t bytes_as_loaded(const char *lit) {
+  char json[512];
+  snprintf(json, sizeof json,
+           "{'format': 'fuseplan.graph', 'version': 1, 'buffers':"
+           " [{'name': 'a', 'bytes': %s, 'input': true}], 'nodes': []}",
+           lit);
+  fp_graph *g = NULL;
+  fp_error err;
+  if (tu_graph_try(json, &g, &err) != FP_OK) {
+    ck_assert_msg(strstr(err.msg, "buffer 'a': bytes: must be an integer"),
+                  "%s: %s", lit, err.msg);
+    return -1;
+  }
+  int64_t v = (int64_t)fp_graph_buffer(g, 0)->bytes;
+  fp_graph_destroy(g);
+  return v;
+}
+
+/* Byte counts are the literal's exact decimal value, never a rounded
+ * double: any spelling of an integer loads, any fraction is refused. */
+START_TEST(exact_integers) {
+  static const struct {
+    const char *lit;
+    int64_t want;
+  } cases[] = {
+      {"4096", 4096},
+      {"4096.0", 4096},
+      {"4.096e3", 4096},
+      {"4.096E+3", 4096},
+      {"40960e-1", 4096},
+      {"0.4096e4", 4096},
+      {"0", 0},
+      {"-0", 0},
+      {"0.0e5", 0},
+      {"0e-7", 0},
+      {"9007199254740991", 9007199254740991},
+      {"9007199254740991.000", 9007199254740991},
+      {"9.007199254740991e15", 9007199254740991},
+      {"90071992547409910e-1", 9007199254740991},
+      {"4096.0000000000001", -1}, /* 4096.0 as a double */
+      {"4095.9999999999999", -1},
+      {"1.0000000000000001e3", -1},
+      {"9007199254740990.5", -1}, /* rounds to an even integer */
+      {"9007199254740992", -1},   /* 2^53 */
+      {"9007199254740993", -1},   /* reads as 2^53 */
+      {"9.007199254740992e15", -1},
+      {"1e16", -1},
+      {"1e999", -1},
+      {"1e-999", -1},
+      {"0.5", -1},
+      {"-1", -1},
+      {"-0.5", -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ck_assert_msg(bytes_as_loaded(cases[i].lit) == cases[i].want,
+                  "%s: got %lld, want %lld", cases[i].lit,
+                  (long long)bytes_as_loaded(cases[i].lit),
+                  (long long)cases[i].want);
+  /* The same for a per-read byte count, numel, the version, a plan's
+   * metrics (which may pass 2^53: only integrality is checked). */
+  expect_load_error(
+      "{'format': 'fuseplan.graph', 'version': 1, 'buffers': [{'name': 'a',"
+      " 'bytes': 8, 'input': true}, {'name': 'b', 'bytes': 8}], 'nodes':"
+      " [{'name': 'n', 'kind': 'pointwise', 'iter': [2, 1], 'reads':"
+      " [{'buffer': 'a', 'bytes': 4.0000000000000001}], 'writes': ['b']}]}",
+      "node 'n': reads[0]: bytes: must be an integer");
+  expect_load_error(
+      "{'format': 'fuseplan.graph', 'version': 1, 'buffers': [{'name': 'a',"
+      " 'bytes': 8}], 'nodes': [{'name': 'n', 'kind': 'pointwise', 'iter':"
+      " [2.0000000000000001, 1], 'writes': ['a']}]}",
+      "node 'n': iter: invalid");
+  expect_load_error(
+      "{'format': 'fuseplan.graph', 'version': 1.0000000000000001,"
+      " 'buffers': [], 'nodes': []}",
+      "version: missing or not an integer");
+  fp_graph *g = load_sample();
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'groups': [],"
+                    " 'metrics': {'traffic_bytes': 24448.000000000001}}",
+                    "metrics.traffic_bytes: must be a non-negative integer");
+  const char *big = "{\"format\": \"fuseplan.plan\", \"version\": 1, "
+                    "\"groups\": [], \"metrics\": {\"traffic_bytes\": 1.5e20,"
+                    " \"kernels\": 0.0}}";
+  fp_plan *p = NULL;
+  fp_error err;
+  ck_assert_int_eq(fp_plan_load_buffer(big, strlen(big), "p", g, &p, &err),
+                   FP_OK);
+  ck_assert(fp_plan_claims_get(p)->traffic_bytes == 1.5e20);
+  ck_assert(fp_plan_claims_get(p)->kernels == 0);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A graph with one buffer named by the JSON string text `name` (quotes
+ * included) and `extra` members. */
+static fp_status load_named(const char *name, const char *extra,
+                            fp_error *err) {
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"format\": \"fuseplan.graph\", \"version\": 1,%s \"buffers\":"
+           " [{\"name\": %s, \"bytes\": 4, \"input\": true}], \"nodes\": []}",
+           extra, name);
+  fp_graph *g = NULL;
+  fp_status st = fp_graph_load_buffer(json, strlen(json), "s.json", &g, err);
+  fp_graph_destroy(g);
+  return st;
+}
+
+static void expect_string_error(const char *name, const char *extra,
+                                const char *fragment) {
+  fp_error err;
+  ck_assert_int_eq(load_named(name, extra, &err), FP_EINPUT);
+  ck_assert_msg(strncmp(err.msg, "s.json: ", 8) == 0 &&
+                    strstr(err.msg, fragment),
+                "%s: '%s' lacks '%s'", name, err.msg, fragment);
+}
+
+/* Every string, name or not, is JSON that fuseplan can write back: no
+ * \u0000 (cJSON would cut the name there), no raw control bytes, only
+ * UTF-8. */
+START_TEST(strings_checked) {
+  fp_error err;
+  expect_string_error("\"a\\u0000b\"", "",
+                      "buffers[0]: name: string holds a NUL character "
+                      "(\\u0000), at line 1, column");
+  expect_string_error("\"a\tb\"", "",
+                      "buffers[0]: name: string holds a raw control "
+                      "character (0x09)");
+  const char *bad_utf8[] = {"\"\xff\"",
+                            "\"a\x80\"",
+                            "\"\xc0\xaf\"",
+                            "\"\xc1\xbf\"",
+                            "\"\xe0\x80\xaf\"",
+                            "\"\xed\xa0\x80\"",
+                            "\"\xf4\x90\x80\x80\"",
+                            "\"\xf5\x80\x80\x80\"",
+                            "\"\xe2\x82\""};
+  for (size_t i = 0; i < sizeof bad_utf8 / sizeof *bad_utf8; i++)
+    expect_string_error(bad_utf8[i], "",
+                        "buffers[0]: name: string is not valid UTF-8");
+  /* Keys, other members, nested values, unknown fields. */
+  expect_string_error("\"a\"", " \"x\\u0000\": 1,",
+                      "top level: a key holds a NUL character");
+  expect_string_error("\"a\"", " \"extra\": [\"x\", {\"y\": \"\\u0000\"}],",
+                      "extra[1].y: string holds a NUL character");
+  expect_string_error("\"a\"", " \"meta\": {\"source\": \"\xfe\"},",
+                      "meta: source: string is not valid UTF-8");
+  expect_string_error("\"a\"", " \"name\": \"g\\u0000\",",
+                      "name: string holds a NUL character");
+  /* Valid UTF-8 and escapes load and keep every byte. */
+  const char *good = "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf"
+                     "\xf4\x8f\xbf\xbf \\u00e9 \\\\u0000 \\ud83d\\ude00\"";
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"format\": \"fuseplan.graph\", \"version\": 1, \"buffers\":"
+           " [{\"name\": %s, \"bytes\": 4, \"input\": true}], \"nodes\": []}",
+           good);
+  fp_graph *g = NULL;
+  ck_assert_msg(fp_graph_load_buffer(json, strlen(json), "s.json", &g, &err) ==
+                    FP_OK,
+                "%s", err.msg);
+  ck_assert_str_eq(fp_graph_buffer(g, 0)->name,
+                   "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf"
+                   "\xf4\x8f\xbf\xbf \xc3\xa9 \\u0000 \xf0\x9f\x98\x80");
+  fp_graph_destroy(g);
+  /* A lone surrogate escape is not JSON text (cJSON refuses it). */
+  ck_assert_int_eq(load_named("\"\\ud800\"", "", &err), FP_EINPUT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "malformed JSON"));
+  /* Plans: the path names the group and the place in it. */
+  g = load_sample();
+  expect_plan_error(g,
+                    "{'format': 'fuseplan.plan', 'version': 1, 'groups':"
+                    " [['n0'], ['n1', 'n0\\u0000x']]}",
+                    "p.json: groups[1][1]: string holds a NUL character");
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Loads `json` (len bytes) and expects "malformed JSON at line 1". */
+static void expect_malformed(const char *json, size_t len) {
+  fp_graph *g = NULL;
+  fp_error err;
+  ck_assert_msg(fp_graph_load_buffer(json, len, "b.json", &g, &err) ==
+                    FP_EINPUT,
+                "accepted: %s", json);
+  ck_assert_msg(strstr(err.msg, "b.json: malformed JSON at line 1"), "%s: %s",
+                json, err.msg);
+}
+
+/* Only JSON loads: the scanner that splits the big arrays matches bracket
+ * kinds, and what cJSON is lenient about (numbers as strtod reads them,
+ * any byte up to 0x20 as a blank) is refused. */
+START_TEST(malformed_json_rejected) {
+  const char *bad[] = {
+      "{'format':'fuseplan.graph','version':1,'buffers':[],'nodes':[}}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[},'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[{'name': 'a',"
+      " 'bytes': 1]],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[],'nodes':[],"
+      "'extra':[{]}}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[{'name': 'a',"
+      " 'bytes': 01}],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[{'name': 'a',"
+      " 'bytes': 1.}],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[{'name': 'a',"
+      " 'bytes': 1.e3}],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[],'nodes':[],"
+      "'meta':{'x': -.5}}",
+      "{'format':'fuseplan.graph','version':01,'buffers':[],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[{'name': 'a',\v"
+      " 'bytes': 1}],'nodes':[]}",
+      "{'format':'fuseplan.graph','version':1,'buffers':[],'nodes':[],"
+      "'extra':[1,\x01 2]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *s = strdup(bad[i]);
+    for (char *c = s; *c; c++)
+      *c = *c == '\'' ? '"' : *c;
+    expect_malformed(s, strlen(s));
+    free(s);
+  }
+  /* A NUL byte cJSON would take for a blank, inside an element. */
+  static const char nul[] = "{\"format\":\"fuseplan.graph\",\"version\":1,"
+                            "\"buffers\":[{\"name\":\"a\",\0\"bytes\":1}],"
+                            "\"nodes\":[]}";
+  expect_malformed(nul, sizeof nul - 1);
+  const char *ok =
+      "{\"format\":\"fuseplan.graph\",\"version\":1,\"buffers\":[],"
+      "\"nodes\":[],\"extra\":[{\"a\": [[], {}]}, \"]}\", 0, -0,"
+      " 0.5, -1.25e-3, 1E+2, 10, 0e0]}";
+  fp_graph *g = NULL;
+  fp_error err;
+  ck_assert_msg(fp_graph_load_buffer(ok, strlen(ok), "b.json", &g, &err) ==
+                    FP_OK,
+                "%s", err.msg);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* Counts directory entries whose name starts with `prefix`. */
 static int count_entries(const char *dir, const char *prefix) {
   DIR *d = opendir(dir);
@@ -421,6 +662,9 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, plan_errors);
   tcase_add_test(tc, files_gzip_and_atomic);
   tcase_add_test(tc, failed_write_keeps_old_file);
+  tcase_add_test(tc, exact_integers);
+  tcase_add_test(tc, strings_checked);
+  tcase_add_test(tc, malformed_json_rejected);
   suite_add_tcase(s, tc);
   return s;
 }
