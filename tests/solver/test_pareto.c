@@ -97,8 +97,7 @@ START_TEST(front_is_exact_on_tiny_graphs) {
     ck_assert_msg(pts[i].m.traffic_bytes == best.traffic_bytes,
                   "seed %d %s point %d (limit %llu): traffic %llu, least "
                   "%llu",
-                  _i, how->name, i,
-                  (unsigned long long)pts[i].peak_limit,
+                  _i, how->name, i, (unsigned long long)pts[i].peak_limit,
                   (unsigned long long)pts[i].m.traffic_bytes,
                   (unsigned long long)best.traffic_bytes);
     ck_assert_str_eq(pts[i].status, "optimal");
@@ -116,8 +115,9 @@ START_TEST(front_on_a_short_budget) {
   fp_error err;
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 1;
-  ck_assert_msg(fp_pareto(g, &prm, 5, fp_planner_find("ilp"), pts, &err) == FP_OK, "%s",
-                err.msg);
+  ck_assert_msg(fp_pareto(g, &prm, 5, fp_planner_find("ilp"), pts, &err) ==
+                    FP_OK,
+                "%s", err.msg);
   check_sweep(pts, 5);
   for (int i = 0; i < 5; i++)
     ck_assert_msg(strcmp(pts[i].status, "optimal") == 0 ||
@@ -137,8 +137,9 @@ START_TEST(front_with_auto) {
   fp_error err;
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 1.5;
-  ck_assert_msg(fp_pareto(g, &prm, 3, fp_planner_find("auto"), pts, &err) == FP_OK, "%s",
-                err.msg);
+  ck_assert_msg(fp_pareto(g, &prm, 3, fp_planner_find("auto"), pts, &err) ==
+                    FP_OK,
+                "%s", err.msg);
   check_sweep(pts, 3);
   fp_graph_destroy(g);
 }
@@ -150,7 +151,8 @@ START_TEST(bad_arguments) {
   fp_pareto_point pts[3];
   fp_error err;
   fp_ilp_params_init(&prm);
-  ck_assert_int_eq(fp_pareto(g, &prm, 1, fp_planner_find("ilp"), pts, &err), FP_EARG);
+  ck_assert_int_eq(fp_pareto(g, &prm, 1, fp_planner_find("ilp"), pts, &err),
+                   FP_EARG);
   ck_assert_ptr_nonnull(strstr(err.msg, "at least 2 points"));
   ck_assert_int_eq(fp_pareto(g, &prm, 3, NULL, pts, &err), FP_EARG);
   /* a heuristic cannot solve a point under a peak limit exactly */

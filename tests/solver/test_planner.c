@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/generate.h"
+#include "gen/generate.h"
 #include "solver/planner.h"
 #include "tests/testutil.h"
 
