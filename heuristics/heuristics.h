@@ -16,7 +16,7 @@
 #include "model/plan.h"
 #include "model/status.h"
 
-/* Group orders (DESIGN section 5, --order).
+/* Group orders (solve --order; docs/heuristics.md).
  * X(name, string) */
 #define FP_ORDER_MAP(X)                                                        \
   X(LISTED, "listed")                                                          \

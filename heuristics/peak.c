@@ -11,7 +11,7 @@
  *   C = live_old(lo) - sum of their old contributions at lo,
  *   live_new(s) = C + sum of their new contributions at s,
  * and the new peak is the max of that and the tree's max outside the
- * range.  Lifetimes follow DESIGN.md section 1 exactly (the same rules as
+ * range.  Lifetimes follow docs/cost-model.md ("Costs") exactly (the same rules as
  * model/eval.c; the tests hold the two to each other).
  */
 #include <stdlib.h>

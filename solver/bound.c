@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
 #include "solver/solver_internal.h"
@@ -297,7 +298,7 @@ static fp_status ilp_outcome(const ilp_model *M, const mip_result *res,
 static fp_status cluster_ilp(const fp_graph *sg,
                              const volatile sig_atomic_t *cancel, double time_s,
                              double *bound, fp_error *err) {
-  double deadline = solver_now() + time_s;
+  double deadline = fp_clock_now() + time_s;
   fp_ilp_params p;
   fp_ilp_params_init(&p);
   p.objective = FP_OBJECTIVE_TRAFFIC;
@@ -316,7 +317,7 @@ static fp_status cluster_ilp(const fp_graph *sg,
     st = fp_error_set(err, FP_ENOMEM, "out of memory building the model");
     goto fail;
   }
-  if (!M.infeasible && solver_now() <= deadline - 0.1 * time_s) {
+  if (!M.infeasible && fp_clock_now() <= deadline - 0.1 * time_s) {
     mip_params mp;
     mip_params_init(&mp);
     mp.deadline = deadline;
@@ -342,7 +343,7 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
   fp_bounds sb;
   fp_status st = fp_graph_bounds(B->sg, &sb, err);
   *lb = sb.traffic_bytes;
-  double left = deadline - solver_now();
+  double left = deadline - fp_clock_now();
   if (st != FP_OK || B->count > B->C->size || left < 0.02 ||
       (prm->cancel && *prm->cancel))
     return st;
@@ -411,9 +412,10 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
   fp_error local; /* the helpers read err->code */
   err = err ? err : &local;
   memset(cuts, 0, sizeof *cuts);
-  double deadline = solver_now() + time_s;
-  for (size_t i = 0; i < sizeof cluster_sizes / sizeof *cluster_sizes &&
-                     solver_now() < deadline && !(prm->cancel && *prm->cancel);
+  double deadline = fp_clock_now() + time_s;
+  for (size_t i = 0;
+       i < sizeof cluster_sizes / sizeof *cluster_sizes &&
+       fp_clock_now() < deadline && !(prm->cancel && *prm->cancel);
        i++) {
     solver_partition *part = &cuts->part[cuts->n++];
     fp_status st =

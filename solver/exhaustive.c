@@ -1,6 +1,6 @@
 /*
  * exhaustive.c -- the reference solver for tiny graphs: a depth-first
- * enumeration of every legal ordered grouping (DESIGN.md section 1).
+ * enumeration of every legal ordered grouping (docs/cost-model.md).
  *
  * A plan is built step by step.  The state is the set D of nodes already
  * scheduled (a bitmask; n <= FP_EXHAUSTIVE_MAX_NODES); the next step is a
@@ -10,7 +10,7 @@
  * Every sequence of such choices that ends with D = all nodes is exactly
  * one plan that passes fp_plan_check, and every such plan arises once.
  *
- * The cost of a step depends only on D and S (DESIGN section 1): S reads
+ * The cost of a step depends only on D and S (docs/cost-model.md): S reads
  * each buffer it does not produce once, at its largest per-read size; it
  * writes each buffer with a reader outside S, no reader, or an output; and
  * live(t) counts the resident inputs, the freeable inputs with a reader

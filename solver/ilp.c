@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
 #include "solver/solver_internal.h"
@@ -58,7 +59,7 @@ static fp_status pick_warm_start(run *R, fp_error *err) {
 static void report(run *R, const mip_progress *mp) {
   if (!R->prm->progress)
     return;
-  double now = solver_now();
+  double now = fp_clock_now();
   if (mp && now - R->last_report < 0.2)
     return;
   R->last_report = now;
@@ -150,7 +151,7 @@ static void record(run *R, fp_plan *out, const fp_metrics *m,
     status = "optimal";
   snprintf(si->status, sizeof si->status, "%s", status);
   si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
-  si->time_s = solver_now() - R->t0;
+  si->time_s = fp_clock_now() - R->t0;
   si->nodes = R->mip.nodes;
   si->rows = R->M && R->M->lp ? glp_get_num_rows(R->M->lp) : -1;
   si->cols = R->M && R->M->lp ? glp_get_num_cols(R->M->lp) : -1;
@@ -193,7 +194,7 @@ static fp_status build_and_solve(run *R, fp_error *err) {
   fp_status st = export_model(R->M, R->prm, err);
   /* No time left for even the root LP: the warm start is the answer. */
   if (st != FP_OK || R->M->infeasible ||
-      solver_now() > R->deadline - 0.1 * R->prm->time_limit_s)
+      fp_clock_now() > R->deadline - 0.1 * R->prm->time_limit_s)
     return st;
   R->warm_x = R->warm ? ilp_warm_columns(R->M, R->warm) : NULL;
   report(R, NULL);
@@ -248,7 +249,7 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   memset(&R, 0, sizeof R);
   R.g = g;
   R.prm = prm;
-  R.t0 = solver_now();
+  R.t0 = fp_clock_now();
   R.mip.bound = MIP_BOUND_UNKNOWN;
   fp_status st = fp_ilp_params_check(prm, err);
   if (st != FP_OK)

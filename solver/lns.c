@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/util.h"
 #include "solver/solver_internal.h"
 #include "solver/window.h"
 
@@ -66,7 +67,8 @@ static uint64_t next_random(lns *L) {
 
 /* True past the deadline or once the caller raised the cancel flag. */
 static bool out_of_time(const lns *L) {
-  return solver_now() > L->deadline || (L->prm->cancel && *L->prm->cancel != 0);
+  return fp_clock_now() > L->deadline ||
+         (L->prm->cancel && *L->prm->cancel != 0);
 }
 
 /* Steps and timeline of the current plan.  FP_OK or FP_ENOMEM. */
@@ -96,7 +98,7 @@ static bool better(const fp_ilp_params *prm, const fp_metrics *a,
 /* Calls the progress callback (at most every 0.2 s unless `force`) with
  * the current plan's figures, the bound and the gap. */
 static void report(lns *L, bool force) {
-  double now = solver_now();
+  double now = fp_clock_now();
   if (!L->prm->progress || (!force && now - L->last_report < 0.2))
     return;
   L->last_report = now;
@@ -123,7 +125,7 @@ static bool window_params(const lns *L, const sub_problem *S,
   sp->lp_out = sp->mps_out = NULL;
   sp->max_fusion_size = 0; /* the sub-graph carries L->k */
   sp->jobs = 1;
-  double left = L->deadline - solver_now();
+  double left = L->deadline - fp_clock_now();
   sp->time_limit_s = left < L->win_time ? left : L->win_time;
   if (sp->time_limit_s < 0.05)
     return false;
@@ -433,7 +435,7 @@ static void record(lns *L, fp_plan *out) {
   si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
   snprintf(si->status, sizeof si->status, "%s",
            si->bound >= si->objective ? "optimal" : "feasible");
-  si->time_s = solver_now() - L->t0;
+  si->time_s = fp_clock_now() - L->t0;
   si->nodes = L->solved;
   int64_t here = solver_glpk_peak(); /* includes the bound's cluster ILPs */
   si->glpk_peak_bytes = here > L->glpk_peak ? here : L->glpk_peak;
@@ -447,7 +449,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->prm = prm;
   L->k = prm->max_fusion_size > 0 ? prm->max_fusion_size
                                   : fp_graph_max_fusion_size(g);
-  L->t0 = L->last_report = solver_now();
+  L->t0 = L->last_report = fp_clock_now();
   L->deadline = L->t0 + prm->time_limit_s * (1 - TIME_RESERVE_SHARE);
   L->win_time = prm->time_limit_s * WINDOW_TIME_SHARE;
   L->win_time = L->win_time < WINDOW_TIME_MIN   ? WINDOW_TIME_MIN

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <setjmp.h>
 
+#include "model/util.h"
 #include "solver/mip.h"
 #include "solver/solver_internal.h"
 #include "solver/solver_test.h"
@@ -58,7 +59,7 @@ static void callback(glp_tree *T, void *info) {
   mip_run *R = info;
   const mip_params *mp = R->mp;
   int a, n, t;
-  if (solver_now() > mp->deadline || (mp->cancel && *mp->cancel) ||
+  if (fp_clock_now() > mp->deadline || (mp->cancel && *mp->cancel) ||
       (mp->node_limit > 0 && R->res->nodes >= mp->node_limit)) {
     glp_ios_terminate(T);
     return;
@@ -92,7 +93,7 @@ static void callback(glp_tree *T, void *info) {
 
 /* Milliseconds to the deadline less the reserve, at least 1. */
 static int remaining_ms(const mip_params *mp) {
-  double left = mp->deadline - solver_now() - mp->reserve_s;
+  double left = mp->deadline - fp_clock_now() - mp->reserve_s;
   if (!(left < INT_MAX / 1000.0)) /* no deadline */
     return INT_MAX;
   return left <= 0.001 ? 1 : (int)(left * 1000);

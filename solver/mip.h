@@ -35,7 +35,7 @@ typedef struct mip_progress {
 
 /* Parameters, in the manner of glp_iocp: mip_params_init, then edit. */
 typedef struct mip_params {
-  double deadline;  /* solver_now() instant after which the search stops
+  double deadline;  /* fp_clock_now() instant after which the search stops
                        (the callback terminates it) */
   double reserve_s; /* GLPK's own time limits (tm_lim) end this many
                        seconds before the deadline, leaving time for what

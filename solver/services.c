@@ -11,7 +11,6 @@
  */
 #include <glpk.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "heuristics/heuristics.h"
 #include "solver/solver_internal.h"
@@ -24,12 +23,6 @@ int64_t solver_glpk_peak(void) {
   size_t tpeak = 0;
   glp_mem_usage(NULL, NULL, NULL, &tpeak);
   return (int64_t)tpeak;
-}
-
-double solver_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Evaluates candidate p; keeps it in *best when it meets the limits and

@@ -62,7 +62,4 @@ void solver_thread_done(void);
  * peak since the thread's environment was created). */
 int64_t solver_glpk_peak(void);
 
-/* Seconds on a monotonic clock. */
-double solver_now(void);
-
 #endif /* FP_SOLVER_INTERNAL_H */
