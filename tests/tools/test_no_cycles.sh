@@ -1,5 +1,6 @@
 #!/bin/sh
-# test_no_cycles.sh -- no call circle between the files of libfuseplan.a.
+# test_no_cycles.sh -- no call circle between the files of libfuseplan.a,
+# libfuseplan_gen.a and the command (cli/).
 #
 # From the library's object files, `nm` gives the global symbols each file
 # defines (T, D, B, R, ...) and the symbols it uses (U).  File A *uses*
@@ -9,6 +10,7 @@
 # circle's files and the edges inside it, with a symbol for each edge.
 #
 #   test_no_cycles.sh              the members of $top_builddir/libfuseplan.a
+#                                  and libfuseplan_gen.a, and cli/*.o
 #   test_no_cycles.sh OBJ.o...     only these object files (e.g. to check a
 #                                  module on its own)
 #
@@ -23,13 +25,18 @@ NM=${NM:-nm}
 # archive is rebuilt from scratch, so it holds no stale member; a stale
 # object left in the build tree is not a member and is not read).
 if [ $# -eq 0 ]; then
-  lib=$top_builddir/libfuseplan.a
-  if [ ! -f "$lib" ]; then
-    echo "FAIL: $lib not found (build the library first)" >&2
-    exit 1
-  fi
-  members=$(ar t "$lib") || exit 1
+  members=
+  for lib in "$top_builddir/libfuseplan.a" "$top_builddir/libfuseplan_gen.a"; do
+    if [ ! -f "$lib" ]; then
+      echo "FAIL: $lib not found (build the library first)" >&2
+      exit 1
+    fi
+    members="$members $(ar t "$lib")" || exit 1
+  done
   set --
+  for o in "$top_builddir"/cli/*.o; do
+    [ -f "$o" ] && set -- "$@" "$o"
+  done
   for m in $members; do
     found=
     for o in "$top_builddir"/*/"$m" "$top_builddir"/*/*/"$m"; do

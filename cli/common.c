@@ -1,0 +1,161 @@
+/*
+ * common.c -- helpers every subcommand shares: loading with error
+ * reporting, exit-code mapping, byte formatting, JSON strings, output
+ * files, and the method lists of the planner table for help texts.
+ * Only cli/ prints.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/io.h"
+#include "model/json.h"
+#include "solver/planner.h"
+
+/* Joins into buf the names of the rows that have every flag in `flags`
+ * and, when opt >= 0, accept option opt: `sep` between names, `last`
+ * before the last one.  Returns buf ("" when none; cut at n). */
+static const char *join_methods(unsigned flags, int opt, const char *sep,
+                                const char *last, char *buf, size_t n) {
+  const fp_planner *pick[64];
+  int k = 0;
+  size_t len = 0;
+  for (int32_t i = 0; i < fp_planner_count() && k < 64; i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    if ((pl->flags & flags) == flags &&
+        (opt < 0 || fp_planner_accepts(pl, (fp_planner_option)opt)))
+      pick[k++] = pl;
+  }
+  buf[0] = '\0';
+  for (int i = 0; i < k && len < n; i++) {
+    int r = snprintf(buf + len, n - len, "%s%s",
+                     i == 0       ? ""
+                     : i == k - 1 ? last
+                                  : sep,
+                     pick[i]->name);
+    len += r > 0 ? (size_t)r : 0;
+  }
+  return buf;
+}
+
+const char *cli_methods_join(unsigned flags, const char *sep, const char *last,
+                             char *buf, size_t n) {
+  return join_methods(flags, -1, sep, last, buf, n);
+}
+
+const char *cli_methods_taking(int opt, char *buf, size_t n) {
+  bool heuristics_only = true, any = false;
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    bool takes = fp_planner_accepts(pl, (fp_planner_option)opt);
+    any = any || takes;
+    heuristics_only =
+        heuristics_only && takes == !(pl->flags & FP_PLANNER_EXACT);
+  }
+  if (any && heuristics_only) {
+    snprintf(buf, n, "the heuristics");
+    return buf;
+  }
+  int k = snprintf(buf, n, "--method ");
+  if (k < 0 || (size_t)k >= n)
+    return buf;
+  join_methods(0, opt, ", ", " or ", buf + k, n - (size_t)k);
+  return buf;
+}
+
+int cli_fail(const fp_error *err) {
+  fprintf(stderr, "fuseplan: %s\n", err->msg);
+  switch (err->code) {
+  case FP_EILLEGAL:
+  case FP_EINFEASIBLE:
+    return EXIT_PROBLEM;
+  case FP_EARG:
+    return EXIT_USAGE;
+  case FP_EINPUT:
+  case FP_ELIMIT:
+  case FP_EIO:
+    return EXIT_INPUT;
+  default:
+    return EXIT_INTERNAL;
+  }
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "fuseplan %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(run 'fuseplan %s --help' for usage)\n", cmd);
+  return EXIT_USAGE;
+}
+
+int cli_load_graph(const char *path, fp_graph **g) {
+  fp_error err;
+  fp_error_clear(&err);
+  if (fp_graph_load_file(path, g, &err) != FP_OK)
+    return cli_fail(&err);
+  return 0;
+}
+
+int cli_load_plan(const char *path, const fp_graph *g, fp_plan **p) {
+  fp_error err;
+  fp_error_clear(&err);
+  if (fp_plan_load_file(path, g, p, &err) != FP_OK)
+    return cli_fail(&err);
+  return 0;
+}
+
+const char *cli_bytes(uint64_t bytes, char *buf, size_t n) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+  else
+    snprintf(buf, n, "%llu (%.2f %s)", (unsigned long long)bytes, v, unit[u]);
+  return buf;
+}
+
+void cli_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+int cli_write_file(const char *path, const char *text) {
+  fp_error err;
+  fp_error_clear(&err);
+  if (fp_file_write_atomic(path, text, strlen(text), &err) != FP_OK) {
+    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    return EXIT_INTERNAL;
+  }
+  return 0;
+}
+
+int cli_write_memstream(FILE *f, char **text, const char *path) {
+  if (fclose(f) != 0 || !*text) {
+    free(*text);
+    *text = NULL;
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  }
+  int rc = cli_write_file(path, *text);
+  free(*text);
+  *text = NULL;
+  return rc;
+}
