@@ -10,19 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "model/eval.h"
 #include "model/generate.h"
 #include "model/io.h"
 #include "model/json.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "model/util.h"
 
 static void die(const fp_error *err) {
   fprintf(stderr, "bench_eval: %s\n", err->msg);
@@ -35,10 +29,10 @@ static double time_load(const char *path, int reps, fp_graph **out) {
   fp_error err;
   for (int r = 0; r < reps; r++) {
     fp_graph *g = NULL;
-    double t0 = now_s();
+    double t0 = fp_clock_now();
     if (fp_graph_load_file(path, &g, &err) != FP_OK)
       die(&err);
-    double dt = now_s() - t0;
+    double dt = fp_clock_now() - t0;
     best = dt < best ? dt : best;
     if (r + 1 < reps)
       fp_graph_destroy(g);
@@ -54,11 +48,11 @@ static double time_eval(const fp_graph *g, int reps, fp_metrics *m) {
   fp_error err;
   fp_plan *p = fp_plan_create();
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = fp_clock_now();
     if (fp_plan_make_eager(p, g, &err) != FP_OK ||
         fp_plan_eval(g, p, m, NULL, &err) != FP_OK)
       die(&err);
-    double dt = now_s() - t0;
+    double dt = fp_clock_now() - t0;
     best = dt < best ? dt : best;
   }
   fp_plan_destroy(p);
@@ -74,10 +68,10 @@ static void run(fp_gen_family fam, int32_t size, const char *dir, int reps) {
   fp_gen_params_init(&prm);
   prm.family = fam;
   prm.size = size;
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   if (fp_generate(&prm, &g, &err) != FP_OK)
     die(&err);
-  double gen_s = now_s() - t0;
+  double gen_s = fp_clock_now() - t0;
   snprintf(path, sizeof path, "%s/g%d.json", dir, (int)size);
   if (fp_graph_save_file(g, path, &err) != FP_OK)
     die(&err);

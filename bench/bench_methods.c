@@ -8,17 +8,11 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
 #include "model/generate.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "model/util.h"
 
 static void die(const fp_error *err) {
   fprintf(stderr, "bench_methods: %s\n", err->msg);
@@ -31,10 +25,10 @@ static double run(const fp_graph *g, fp_method method, fp_metrics *m) {
   fp_error err;
   fp_plan *p = fp_plan_create();
   fp_fusion_params_init(&prm, method);
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   if (fp_fuse(g, &prm, p, &err) != FP_OK)
     die(&err);
-  double dt = now_s() - t0;
+  double dt = fp_clock_now() - t0;
   if (fp_plan_eval(g, p, m, NULL, &err) != FP_OK)
     die(&err);
   fp_plan_destroy(p);

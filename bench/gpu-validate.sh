@@ -3,8 +3,9 @@
 #
 #   bench/gpu-validate.sh [OUT.md]      (from the source tree's root)
 #
-# 1. builds fuseplan --with-cuda (NVCCFLAGS -arch=sm_90; the kernels are
-#    NVRTC-compiled for --arch sm_90) into build-gpu/, -j$(nproc);
+# 1. builds fuseplan --with-cuda into build-gpu/, -j$(nproc) (the kernels
+#    are NVRTC-compiled at run time for --arch sm_90; NVCCFLAGS is passed
+#    but nothing reads it);
 # 2. runs the CUDA tests (NVRTC compile of every kernel of several plans;
 #    the GPU run test, which must PASS here, not SKIP);
 # 3. for several generated graphs and the corpus (data/graphs/*.json*,

@@ -22,10 +22,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_exec/exec_internal.h"
 #include "cuda_exec/fx_math.h"
+#include "cuda_exec/schedule.h"
+#include "model/util.h"
 
 /* exp, tanh, erf: the same code the CUDA kernels get (fx_math.h). */
 FX_MATH(static)
@@ -316,13 +317,6 @@ static void local_free(cpu_run *R, int32_t t) {
   }
 }
 
-/* Monotonic seconds. */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Runs step t: allocations, the kernel (timed), frees. */
 static int run_step(cpu_run *R, int32_t t, double *dt) {
   const fx_sched *s = R->s;
@@ -336,7 +330,7 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
   }
   if (local_alloc(R, t) != 0)
     return -1;
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   for (int32_t i = s->goff[t]; i < s->goff[t + 1]; i++) {
     int32_t v = s->gnodes[i];
     if (fx_is_surrogate(fp_graph_node(s->g, v)))
@@ -344,7 +338,7 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
     else if (run_op(R, t, v) != 0)
       return -1;
   }
-  *dt = now_s() - t0;
+  *dt = fp_clock_now() - t0;
   local_free(R, t);
   for (int32_t i = s->foff[t]; i < s->foff[t + 1]; i++)
     track_free(&R->tr, s->g, s->free_list[i]);

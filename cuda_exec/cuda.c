@@ -18,9 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_exec/exec_internal.h"
+#include "cuda_exec/schedule.h"
+#include "model/util.h"
 
 #define BLOCK 256
 #define MAX_GRID 65535u
@@ -39,13 +40,6 @@ fp_status fp_exec_cuda_available(fp_error *err) {
                                          : "no device found");
   }
   return FP_OK;
-}
-
-/* Monotonic seconds. */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Copies the first line of the NVRTC log that says "error" (or the first
@@ -170,12 +164,12 @@ fp_status fp_exec_cuda_compile_plan(const fp_graph *g, const fp_plan *p,
     st = fp_plan_check(g, p, 0, err);
   if (st == FP_OK)
     st = fx_sched_build(g, p, &s, err);
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   if (st == FP_OK)
     st = program_build(&s, &P, err);
   if (st == FP_OK)
     st = compile(P.src, params->arch, &cubin, &size, err);
-  *seconds = now_s() - t0;
+  *seconds = fp_clock_now() - t0;
   *kernels = st == FP_OK ? P.n : 0;
   *cubin_bytes = size;
   free(cubin);
@@ -475,10 +469,10 @@ fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
   fp_status st = FP_OK;
   if (!G.dev || !G.ev || !G.kern || !r->group_time_s)
     st = fp_error_set(err, FP_ENOMEM, "exec: out of memory");
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   if (st == FP_OK && !*cc) {
     st = compile_sched(s, prm->arch, cc, err);
-    *compile_s = now_s() - t0;
+    *compile_s = fp_clock_now() - t0;
   }
   if (st == FP_OK)
     st = setup(&G, err);

@@ -27,6 +27,7 @@
 
 #include "cuda_exec/exec_internal.h"
 #include "cuda_exec/fx_math.h"
+#include "cuda_exec/schedule.h"
 
 enum { PH_ELEM, PH_ROW, PH_MM, PH_SD, PH_SW };
 

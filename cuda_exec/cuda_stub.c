@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cuda_exec/exec_internal.h"
+#include "cuda_exec/schedule.h"
 
 bool fp_exec_cuda_built(void) {
   return false;

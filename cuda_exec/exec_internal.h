@@ -1,91 +1,17 @@
 /*
- * exec_internal.h -- what the executor's files share: the schedule of a
- * plan (steps, where every buffer lives, when it is allocated and freed),
- * the result of one backend run, the float32 semantics both backends
- * follow, and the backend entry points.
+ * exec_internal.h -- the executor's backends as the driver (exec.c) calls
+ * them: the CPU run (cpu.c), the CUDA run (cuda.c, or cuda_stub.c in a
+ * build without CUDA), and the CUDA source generator (cuda_gen.c) that
+ * cuda.c uses.  What they share lies below them, in schedule.h.
  */
 #ifndef FP_EXEC_INTERNAL_H
 #define FP_EXEC_INTERNAL_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_exec/exec.h"
-
-/* Where a buffer's values live during a run. */
-enum {
-  FX_NONE = 0, /* never touched (unused, or a freeable input nobody reads) */
-  FX_MEM = 1,  /* tracked allocation: an input or a materialized buffer */
-  FX_LOCAL = 2 /* kernel-local: produced and consumed inside one group */
-};
-
-/* Never freed (resident inputs, graph outputs). */
-#define FX_NEVER INT32_MAX
-
-/* The schedule of a legal plan: everything both backends need to run it
- * and to account for it exactly as model/eval.c does. */
-typedef struct fx_sched {
-  const fp_graph *g;
-  const fp_plan *p;
-  int32_t steps, nodes, buffers;
-  int32_t *step;       /* per node: its group */
-  uint8_t *where;      /* per buffer: FX_* */
-  int32_t *alloc_at;   /* per buffer (FX_MEM): step it is allocated before;
-                          -1 for inputs (allocated at the start) */
-  int32_t *free_after; /* per buffer (FX_MEM): step after which it is
-                          freed, or FX_NEVER */
-  int32_t *gnodes;     /* nodes of group t, ascending (a program order):
-                          gnodes[goff[t] .. goff[t+1]) */
-  int32_t *goff;
-  int32_t *alloc_list; /* buffers allocated before step t (CSR by aoff);
-                          inputs first, before step 0 */
-  int32_t *aoff;
-  int32_t *free_list; /* buffers freed after step t (CSR by foff) */
-  int32_t *foff;
-} fx_sched;
-
-/* Builds the schedule of a legal plan (the caller checked it).
- * FP_ENOMEM. */
-fp_status fx_sched_build(const fp_graph *g, const fp_plan *p, fx_sched *s,
-                         fp_error *err);
-
-/* Frees a schedule (zeroed or built). */
-void fx_sched_free(fx_sched *s);
-
-/* Whether node v runs as a surrogate kernel (it has no op). */
-bool fx_is_surrogate(const fp_node *n);
-
-/* What one backend run produced. */
-typedef struct fx_result {
-  uint64_t peak_bytes, read_bytes, write_bytes, scratch_bytes;
-  uint64_t pool_used_high, pool_reserved_high;
-  int32_t launches;
-  double time_s;
-  double *group_time_s;    /* per step */
-  unsigned char **outputs; /* per graph output: its bytes (host), or NULL
-                              when outputs were not kept */
-} fx_result;
-
-/* Per-group read accounting, the rule of model/eval.c applied to what a
- * kernel loaded: a buffer the group produces is never read from memory;
- * any other counts once per group, at the largest extent loaded. */
-typedef struct fx_reads {
-  int32_t *stamp; /* per buffer: the last step that read it (-1: none) */
-  uint64_t *cur;  /* per buffer: the extent counted for it in that step */
-  uint64_t total; /* bytes counted so far */
-} fx_reads;
-
-/* Allocates for n buffers; -1 when out of memory (then free it). */
-int fx_reads_init(fx_reads *r, int32_t n);
-void fx_reads_free(fx_reads *r);
-
-/* Records that step t loaded `extent` bytes of buffer b. */
-void fx_reads_add(fx_reads *r, const fx_sched *s, int32_t t, int32_t b,
-                  uint64_t extent);
-
-/* Frees what a result owns (n_outputs entries of outputs). */
-void fx_result_free(fx_result *r, int32_t n_outputs);
+#include "cuda_exec/schedule.h"
 
 /* Runs the schedule on the CPU.  keep_outputs: copy the graph's outputs
  * into r->outputs.  FP_ENOMEM. */
@@ -104,38 +30,6 @@ void fx_compiled_free(fx_compiled *c);
 fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
                       bool keep_outputs, fx_result *r, fx_compiled **cc,
                       double *compile_s, fp_error *err);
-
-/* ---- input values and surrogates (the same on every backend) ---------- */
-
-/* Fills `bytes` bytes of input buffer b: float32 words uniform in [-1, 1)
- * (multiples of 2^-23, exact), tail bytes from the same stream. */
-void fx_fill_input(unsigned char *dst, uint64_t bytes, uint64_t seed,
-                   int32_t b);
-
-/* One surrogate read: the order-free digest of `bytes` bytes,
- * sum over q of (x_q + 1) * (2q + 1), mod 2^32. */
-uint32_t fx_digest(const unsigned char *src, uint64_t bytes);
-
-/* Combines the digests of a surrogate's reads with the node index. */
-uint32_t fx_digest_combine(uint32_t h, uint32_t d, int32_t k);
-
-/* The seed of surrogate node v (before its reads are combined in). */
-uint32_t fx_surrogate_seed(int32_t v);
-
-/* Writes `bytes` bytes of a surrogate's write number w from digest h:
- * float32 words in [-1, 1), tail bytes from the same hash. */
-void fx_surrogate_write(unsigned char *dst, uint64_t bytes, uint32_t h,
-                        int32_t w);
-
-/* The 32-bit mixer both backends use (murmur3 finalizer). */
-static inline uint32_t fx_mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x85ebca6bu;
-  x ^= x >> 13;
-  x *= 0xc2b2ae35u;
-  x ^= x >> 16;
-  return x;
-}
 
 /* ---- CUDA source generation (cuda_gen.c; plain C, always built) ------- */
 

@@ -13,6 +13,7 @@
 
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
+#include "model/util.h"
 
 static const char *const order_names[] = {
 #define FP_ORDER_STR_(name, str) str,
@@ -21,14 +22,11 @@ static const char *const order_names[] = {
 };
 
 const char *fp_order_name(fp_order o) {
-  return (unsigned)o < FP_ORDER_COUNT_ ? order_names[o] : "unknown";
+  return fp_name_of(order_names, FP_ORDER_COUNT_, (int)o);
 }
 
 int fp_order_parse(const char *s) {
-  for (int i = 0; i < FP_ORDER_COUNT_; i++)
-    if (strcmp(s, order_names[i]) == 0)
-      return i;
-  return -1;
+  return fp_name_lookup(order_names, FP_ORDER_COUNT_, s);
 }
 
 /* The group DAG of a plan, with what the orders need to know about memory.

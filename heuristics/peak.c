@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heuristics/fusion_internal.h"
+#include "heuristics/peak.h"
 #include "model/eval.h"
 
 struct peak_tracker {

@@ -1,5 +1,5 @@
 /*
- * eval.c -- legality, costs and lower bounds (DESIGN.md section 1).
+ * eval.c -- legality, costs and lower bounds (docs/cost-model.md).
  *
  * Everything is computed from the step of each node (the index of its
  * group): a buffer's write step is its writer's step, its last use the max

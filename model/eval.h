@@ -2,9 +2,10 @@
  * eval.h -- the evaluator: legality, traffic, peak and the live-memory
  * timeline of a plan, and structural lower bounds.
  *
- * This is the single source of truth for the cost model of DESIGN.md
- * section 1.  The ILP objective, the heuristics' scores and the executor's
- * measurements are all tested against these numbers, byte for byte.
+ * This is the single source of truth for the cost model of
+ * docs/cost-model.md.  The ILP objective, the heuristics' scores and the
+ * executor's measurements are all tested against these numbers, byte for
+ * byte.
  * Everything here is linear in the size of the graph plus the plan, except
  * the pairwise compatibility check inside a group (at most
  * max_fusion_size^2 / 2 pairs per group).
@@ -38,7 +39,7 @@ typedef struct fp_step {
   int32_t nodes;        /* |G_t| */
 } fp_step;
 
-/* Checks the plan against DESIGN section 1 (every node exactly once; no
+/* Checks the plan against docs/cost-model.md#legality (every node once; no
  * empty group; extern alone; pairwise compatible; not unfusible; at most
  * `max_fusion_size` nodes per group, where 0 means the graph's own value;
  * dependency order).  Returns FP_OK, or FP_EILLEGAL with a message naming

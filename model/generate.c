@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/util.h"
+
 /* ---- names and parameters ---------------------------------------------- */
 
 static const char *const family_names[] = {
@@ -38,16 +40,11 @@ static const char *const family_names[] = {
 };
 
 const char *fp_gen_family_name(fp_gen_family f) {
-  return (unsigned)f < FP_GEN_FAMILY_COUNT_ ? family_names[f] : "unknown";
+  return fp_name_of(family_names, FP_GEN_FAMILY_COUNT_, (int)f);
 }
 
 int fp_gen_family_parse(const char *s) {
-  if (!s)
-    return -1;
-  for (int i = 0; i < FP_GEN_FAMILY_COUNT_; i++)
-    if (strcmp(s, family_names[i]) == 0)
-      return i;
-  return -1;
+  return fp_name_lookup(family_names, FP_GEN_FAMILY_COUNT_, s);
 }
 
 void fp_gen_params_init(fp_gen_params *p) {
@@ -62,13 +59,10 @@ typedef struct rng {
   uint64_t s;
 } rng;
 
-/* One splitmix64 step.  The state is a plain counter, so a stream depends
- * on nothing but its seed, on every platform. */
+/* One splitmix64 step (fp_splitmix64: the stream depends on nothing but
+ * its seed, on every platform). */
 static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return fp_splitmix64(&r->s);
 }
 
 /* An integer in [0, n), 1 <= n < 2^32.  Multiply-shift: integer only, so

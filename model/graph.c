@@ -14,20 +14,18 @@
 #include <string.h>
 
 #include "model/graph_internal.h"
+#include "model/util.h"
 
 /* ---- names of enums ------------------------------------------------- */
 
 static const char *const kind_names[] = {"pointwise", "reduction", "extern"};
 
 const char *fp_kind_name(fp_kind k) {
-  return (unsigned)k < 3 ? kind_names[k] : "unknown";
+  return fp_name_of(kind_names, 3, (int)k);
 }
 
 int fp_kind_parse(const char *s) {
-  for (int i = 0; i < 3; i++)
-    if (strcmp(s, kind_names[i]) == 0)
-      return i;
-  return -1;
+  return fp_name_lookup(kind_names, 3, s);
 }
 
 typedef struct op_desc {
@@ -56,14 +54,11 @@ static const char *const index_names[] = {"auto", "elem", "row", "col",
                                           "trans"};
 
 const char *fp_index_name(fp_index ix) {
-  return (unsigned)ix <= FP_INDEX_TRANS ? index_names[ix] : "unknown";
+  return fp_name_of(index_names, FP_INDEX_TRANS + 1, (int)ix);
 }
 
 int fp_index_parse(const char *s) {
-  for (int i = 0; i <= FP_INDEX_TRANS; i++)
-    if (strcmp(s, index_names[i]) == 0)
-      return i;
-  return -1;
+  return fp_name_lookup(index_names, FP_INDEX_TRANS + 1, s);
 }
 
 void fp_op_init(fp_op *op) {

@@ -219,8 +219,9 @@ void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
 /* True when (u, v) is listed as unfusible.  O(log pairs). */
 bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v);
 
-/* True when nodes u != v may share a group as a pair (DESIGN section 1,
- * rule 2, plus rule 1: no extern node shares a group). */
+/* True when nodes u != v may share a group as a pair: the compatibility
+ * rule of docs/cost-model.md#legality (iteration spaces, not unfusible),
+ * and no extern node shares a group. */
 bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v);
 
 /* Rule 2 without the unfusible list: whether nodes of these kinds and

@@ -1,6 +1,6 @@
 /*
  * json.h -- reading and writing the graph and plan file formats
- * (docs/formats.md; DESIGN.md section 2).  cJSON stays behind this header.
+ * (docs/formats.md).  cJSON stays behind this header.
  *
  * Loading is strict: every violation is an FP_EINPUT whose message names the
  * file, the item (node, buffer, group) and the field, e.g.

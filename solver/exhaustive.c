@@ -33,8 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "model/util.h"
 #include "solver/solver.h"
 
 #define MAXN FP_EXHAUSTIVE_MAX_NODES
@@ -83,12 +83,6 @@ typedef struct search {
   fp_status st;
   fp_error *err;
 } search;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int32_t popcount(uint32_t s) {
   int32_t c = 0;
@@ -453,7 +447,7 @@ static fp_status write_result(const search *S, double t0, fp_plan *out,
   si->objective = S->best.obj;
   si->bound = S->best.obj;
   si->gap = 0.0;
-  si->time_s = now_s() - t0;
+  si->time_s = fp_clock_now() - t0;
   if (m)
     *m = S->best_m;
   return FP_OK;
@@ -482,7 +476,7 @@ static fp_status check_args(const fp_graph *g, const fp_ilp_params *prm,
 /* See solver.h.  prm == NULL stands for the defaults. */
 fp_status fp_exhaustive(const fp_graph *g, const fp_ilp_params *prm,
                         fp_plan *out, fp_metrics *m, fp_error *err) {
-  double t0 = now_s();
+  double t0 = fp_clock_now();
   fp_ilp_params defaults;
   if (!prm) {
     fp_ilp_params_init(&defaults);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "model/util.h"
 #include "solver/solver.h"
 
 static const char *const objective_names[] = {
@@ -17,17 +18,12 @@ static const char *const objective_names[] = {
 
 /* The objective's name ("traffic"), or "unknown" outside the list. */
 const char *fp_objective_name(fp_objective o) {
-  return (unsigned)o < FP_OBJECTIVE_COUNT_ ? objective_names[o] : "unknown";
+  return fp_name_of(objective_names, FP_OBJECTIVE_COUNT_, (int)o);
 }
 
 /* The objective called `s`, or -1 (also for s == NULL). */
 int fp_objective_parse(const char *s) {
-  if (!s)
-    return -1;
-  for (int i = 0; i < FP_OBJECTIVE_COUNT_; i++)
-    if (strcmp(s, objective_names[i]) == 0)
-      return i;
-  return -1;
+  return fp_name_lookup(objective_names, FP_OBJECTIVE_COUNT_, s);
 }
 
 /* Fills every field with the defaults documented in solver.h. */

@@ -9,6 +9,7 @@
 
 #include "model/generate.h"
 #include "model/json.h"
+#include "model/util.h"
 
 fp_status tu_graph_try(const char *json, fp_graph **out, fp_error *err) {
   size_t n = strlen(json);
@@ -75,11 +76,7 @@ int tu_run(Suite *s) {
 }
 
 uint64_t tu_next(tu_rng *r) {
-  /* splitmix64 */
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return fp_splitmix64(&r->s);
 }
 
 uint32_t tu_below(tu_rng *r, uint32_t n) {

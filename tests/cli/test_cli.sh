@@ -4,8 +4,9 @@
 # solve, gen, atomic output and gzip round trips.
 #
 # The graph tests/data/small.json is small enough to evaluate by hand; the
-# figures asserted below are computed from DESIGN.md section 1 in the
-# comments, not copied from the program's output.
+# figures asserted below are computed from the cost model
+# (docs/cost-model.md) in the comments, not copied from the program's
+# output.
 
 # shellcheck source=tests/cli/lib.sh
 . "${top_srcdir:-.}/tests/cli/lib.sh"

@@ -86,6 +86,9 @@ t_case 'model export'
 t_run "$FUSEPLAN" solve "$G" --method ilp --lp-out "$T/m.lp" --mps-out "$T/m.mps" -q
 t_exit 0
 t_err_empty
+# GLPK prints to stdout (e.g. "Writing problem data to ..."); the terminal
+# hook must swallow all of it (docs/glpk.md).
+t_out_empty
 t_true 'LP file names the objective' grep -q '^Minimize' "$T/m.lp"
 t_true 'MPS file has ROWS' grep -q '^ROWS' "$T/m.mps"
 # An LP reader must accept the exported model (row names unique): glpsol,

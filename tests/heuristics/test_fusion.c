@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heuristics/fusion_internal.h"
+#include "heuristics/fuser.h"
 #include "heuristics/heuristics.h"
+#include "heuristics/peak.h"
 #include "model/generate.h"
 #include "tests/testutil.h"
 

@@ -1,7 +1,7 @@
 /*
  * test_eval.c -- the evaluator against hand-computed figures, the legality
  * rules one by one, and a property test against a naive re-implementation
- * of DESIGN.md section 1 on random tiny graphs and random plans.
+ * of docs/cost-model.md on random tiny graphs and random plans.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,7 +304,8 @@ static fp_plan *random_plan(const fp_graph *g, tu_rng *r) {
   return p;
 }
 
-/* DESIGN.md section 1, rule 2, written out again independently. */
+/* The compatibility rule of docs/cost-model.md#legality, written out again
+ * independently. */
 static bool naive_compatible(const fp_graph *g, int32_t u, int32_t v) {
   const fp_node *a = fp_graph_node(g, u), *b = fp_graph_node(g, v);
   if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)

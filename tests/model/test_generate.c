@@ -472,8 +472,8 @@ START_TEST(test_training_shape) {
 }
 END_TEST
 
-/* The iteration-space half of the compatibility rule (DESIGN 1, rule 2),
- * without the unfusible list. */
+/* The iteration-space half of the compatibility rule
+ * (docs/cost-model.md#legality), without the unfusible list. */
 static bool iters_compatible(const fp_node *a, const fp_node *b) {
   if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
     return false;

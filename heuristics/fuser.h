@@ -1,10 +1,11 @@
 /*
- * fusion_internal.h -- the greedy fusion engine's state, shared by
- * fusion.c (candidates, legality, cycles, merging) and peak.c (the
- * incremental peak tracker of greedy-peak).  Not a public header.
+ * fuser.h -- internal: the greedy fusion engine (fuser.c), its groups,
+ * order slots, legality, scores, cycle check and merging.  Used by the
+ * fusion driver (fusion.c) and greedy-peak's peak tracker (peak.c); not a
+ * public header.
  */
-#ifndef FP_FUSION_INTERNAL_H
-#define FP_FUSION_INTERNAL_H
+#ifndef FP_FUSER_H
+#define FP_FUSER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,13 +49,24 @@ typedef struct pair_info {
 /* Sets up singleton groups in listed order.  -1 when out of memory (call
  * fuser_free either way). */
 int fuser_init(fuser *F, const fp_graph *g, int32_t k);
+
+/* Frees what the fuser owns and zeroes it (also after a failed init). */
 void fuser_free(fuser *F);
 
 /* The live group that group id g was fused into. */
 int32_t fuser_find(fuser *F, int32_t g);
 
+/* Whether live groups a and b may form one group: within the max fusion
+ * size, no extern node, every cross pair of members compatible. */
 bool fuser_legal(fuser *F, int32_t a, int32_t b);
+
+/* Fills *pi for live groups a and b: the bytes of buffers both touch,
+ * whether the pair is vertical, its listed-order proximity and whether
+ * both or neither hold a reduction.  Uses the per-buffer stamps. */
 void fuser_score(fuser *F, int32_t a, int32_t b, pair_info *pi);
+
+/* Whether a scored pair passes the method's rules beyond legality
+ * (enough shared bytes; horizontal pairs only where allowed and near). */
 bool fuser_acceptable(const fuser *F, const fp_fusion_params *prm,
                       const pair_info *pi);
 
@@ -63,31 +75,12 @@ bool fuser_acceptable(const fuser *F, const fp_fusion_params *prm,
  * F->desc[0..n_desc) (their mark == F->epoch). */
 bool fuser_creates_cycle(fuser *F, int32_t a, int32_t b);
 
-/* The incremental peak tracker of greedy-peak (peak.c). */
-typedef struct peak_tracker peak_tracker;
-
-/* Builds the tracker for the fuser's current order of singleton groups,
- * whose per-step figures (from fp_plan_eval) are `timeline`.  NULL when
- * out of memory. */
-peak_tracker *peak_tracker_create(fuser *F, const fp_step *timeline);
-void peak_tracker_destroy(peak_tracker *P);
-
-/* Peak of the plan if a and b (pos[a] < pos[b], cycle check just done so
- * F->desc holds a's descendants before b) were fused. */
-uint64_t peak_tracker_try(peak_tracker *P, int32_t a, int32_t b);
-
-/* Records that the fusion just tried was applied (after fuser_merge). */
-void peak_tracker_commit(peak_tracker *P);
-
-/* Current peak. */
-uint64_t peak_tracker_peak(const peak_tracker *P);
-
 /* The new contents of slots pos[a]..pos[b] if b were fused into a, after
- * fuser_creates_cycle(a, b) returned false (see fusion.c). */
+ * fuser_creates_cycle(a, b) returned false (see fuser.c). */
 void fuser_interval(const fuser *F, int32_t a, int32_t b, int32_t *out);
 
 /* Fuses b into a (pos[a] < pos[b]) after a successful cycle check, and
- * rewrites the slots between them (see fusion.c). */
+ * rewrites the slots between them (see fuser.c). */
 void fuser_merge(fuser *F, int32_t a, int32_t b);
 
 /* The fuser's groups in slot order, as a plan (groups replaced). */
@@ -97,4 +90,4 @@ fp_status fuser_plan(const fuser *F, fp_plan *out, fp_error *err);
  * groups in some order. */
 void fuser_set_order(fuser *F, const fp_plan *p);
 
-#endif /* FP_FUSION_INTERNAL_H */
+#endif /* FP_FUSER_H */
