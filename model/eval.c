@@ -7,6 +7,7 @@
  * plan of T steps over a graph of B buffers and R reads costs O(T + B + R).
  */
 #include "model/eval.h"
+#include "model/peak_bound.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,8 @@ fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
     uint64_t s = node_peak_bound(g, v, must, stamp);
     out->peak_bytes = s > out->peak_bytes ? s : out->peak_bytes;
   }
+  /* The stronger rules of peak_bound.c (valid for every plan as well). */
+  st = fp_peak_bound(g, 0, out->peak_bytes, &out->peak_bytes, err);
 done:
   free(must);
   free(stamp);

@@ -136,7 +136,7 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
   for (int32_t b = 0; b < nb; b++)
     if (tu_below(r, 6) == 0)
       ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
-  if (tu_below(r, 4) == 0)
+  if (n > 1 && tu_below(r, 4) == 0) /* an unfusible pair needs two nodes */
     fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
                            NULL);
   if (tu_below(r, 3) == 0)

@@ -1,0 +1,24 @@
+/*
+ * peak_bound.h -- a lower bound on the peak live memory of every legal plan
+ * of a graph: the step-0, last-step and per-node rules of peak_bound.c
+ * (proved in docs/cost-model.md, "The peak bound").
+ */
+#ifndef FP_PEAK_BOUND_H
+#define FP_PEAK_BOUND_H
+
+#include <stdint.h>
+
+#include "model/graph.h"
+#include "model/status.h"
+
+/* Sets *out to the largest of `floor_bytes` (a bound the caller already
+ * has; 0 for none), the resident bytes and the rules of peak_bound.c for
+ * plans whose groups hold at most `max_fusion_size` nodes (0: the graph's
+ * own limit).  Every legal plan of the finalized graph g has a peak >=
+ * *out.  On large graphs (past 16384 nodes, or too many reads) only the
+ * step-0 and last-step rules apply.  FP_ENOMEM (then *out holds the
+ * weaker bound computed so far, still valid). */
+fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
+                        uint64_t floor_bytes, uint64_t *out, fp_error *err);
+
+#endif /* FP_PEAK_BOUND_H */
