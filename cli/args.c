@@ -55,12 +55,19 @@ static int parse_option(cli_args *a, int argc, char **argv, int *i) {
     snprintf(a->error, sizeof a->error, "option '%s' needs a value", w);
     return -1;
   }
+  if (a->n_seen == CLI_MAX_SEEN) {
+    snprintf(a->error, sizeof a->error, "too many options");
+    return -1;
+  }
+  a->seen[a->n_seen].opt = o;
+  a->seen[a->n_seen++].value = o->value;
   return 0;
 }
 
 int cli_parse(cli_args *a, int argc, char **argv) {
   bool only_pos = false;
   a->n_pos = 0;
+  a->n_seen = 0;
   a->help = false;
   a->error[0] = '\0';
   for (int i = 1; i < argc; i++) {
@@ -89,6 +96,18 @@ const char *cli_get(const cli_args *a, const char *name) {
     if (strcmp(a->opts[i].name, name) == 0)
       return a->opts[i].value;
   return NULL;
+}
+
+int cli_get_all(const cli_args *a, const char *name, const char **out,
+                int max) {
+  int n = 0;
+  for (int i = 0; i < a->n_seen; i++)
+    if (strcmp(a->seen[i].opt->name, name) == 0) {
+      if (n < max)
+        out[n] = a->seen[i].value;
+      n++;
+    }
+  return n;
 }
 
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out) {

@@ -20,6 +20,7 @@ typedef struct cli_opt {
 } cli_opt;
 
 #define CLI_MAX_POS 64
+#define CLI_MAX_SEEN 256 /* option occurrences kept for cli_get_all */
 
 typedef struct cli_args {
   cli_opt *opts;
@@ -28,14 +29,27 @@ typedef struct cli_args {
   int n_pos;
   bool help;
   char error[256];
+  /* Every occurrence of a valued option, in command-line order (for
+   * repeatable options). */
+  struct {
+    const cli_opt *opt;
+    const char *value;
+  } seen[CLI_MAX_SEEN];
+  int n_seen;
 } cli_args;
 
 /* Parses argv[1..argc) (argv[0] is the subcommand).  Returns 0, or -1 with
  * args->error set. */
 int cli_parse(cli_args *args, int argc, char **argv);
 
-/* The value of option `name`, or NULL when absent. */
+/* The value of option `name`, or NULL when absent (the last one given
+ * when it is given more than once). */
 const char *cli_get(const cli_args *args, const char *name);
+
+/* The values of every occurrence of option `name`, in order: up to `max`
+ * of them into out[]; returns how many were given. */
+int cli_get_all(const cli_args *args, const char *name, const char **out,
+                int max);
 
 /* Parses a byte count with optional suffix (B, K/KB/KiB, M/MiB, G/GiB,
  * T/TiB; K = KiB = 1024).  Returns 0, or -1 for bad syntax / overflow. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "model/eval.h"
 #include "model/graph.h"
 #include "model/plan.h"
@@ -49,6 +50,22 @@ int cli_load_graph(const char *path, fp_graph **g);
 
 /* Loads a plan file for g, printing the error; 0 or an exit code. */
 int cli_load_plan(const char *path, const fp_graph *g, fp_plan **p);
+
+/* The plans of every --start option (solve, pareto), loaded for g. */
+#define CLI_MAX_STARTS 64
+typedef struct cli_starts {
+  fp_plan *plans[CLI_MAX_STARTS];
+  int n;
+} cli_starts;
+
+/* Loads every `--start FILE` of `a` for g and checks it (fp_plan_check
+ * with fusion limit k, 0 = the graph's): 0, or the exit code after the
+ * message (EXIT_INPUT for an unreadable file, a plan of another graph, or
+ * an illegal plan, naming the file and the first violation).  Free with
+ * cli_starts_free whatever it returns. */
+int cli_load_starts(const cli_args *a, const fp_graph *g, int32_t k,
+                    cli_starts *out);
+void cli_starts_free(cli_starts *s);
 
 /* Formats bytes as "1234567 (1.18 MiB)" into buf. */
 const char *cli_bytes(uint64_t bytes, char *buf, size_t n);

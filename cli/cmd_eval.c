@@ -170,7 +170,7 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
 
 int cmd_eval(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
-  cli_args a = {opts, 2, {0}, 0, false, {0}};
+  cli_args a = {.opts = opts, .n_opts = 2};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("eval", "%s", a.error);
   if (a.help)
@@ -238,7 +238,7 @@ static int check_claims(const fp_graph *g, const fp_plan *p, const char *path) {
 }
 
 int cmd_verify(int argc, char **argv) {
-  cli_args a = {NULL, 0, {0}, 0, false, {0}};
+  cli_args a = {.opts = NULL, .n_opts = 0};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("verify", "%s", a.error);
   if (a.help)
@@ -302,7 +302,7 @@ static void compare_row(const char *label, const char *method,
 
 int cmd_compare(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}};
-  cli_args a = {opts, 1, {0}, 0, false, {0}};
+  cli_args a = {.opts = opts, .n_opts = 1};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("compare", "%s", a.error);
   if (a.help)

@@ -27,7 +27,7 @@ int cmd_gen(int argc, char **argv) {
                     {"size", 0, true, NULL},
                     {"seed", 0, true, NULL},
                     {"output", 'o', true, NULL}};
-  cli_args a = {opts, 4, {0}, 0, false, {0}};
+  cli_args a = {.opts = opts, .n_opts = 4};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("gen", "%s", a.error);
   if (a.help)

@@ -88,7 +88,7 @@ static void print_text(const fp_graph *g, const graph_stats *s,
 
 int cmd_info(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}};
-  cli_args a = {opts, 1, {0}, 0, false, {0}};
+  cli_args a = {.opts = opts, .n_opts = 1};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("info", "%s", a.error);
   if (a.help) {

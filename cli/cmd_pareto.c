@@ -21,6 +21,7 @@ static const char pareto_help_usage[] =
 static const char pareto_help_text[] =
     "] [-o FRONT.json]\n"
     "                       [--svg FRONT.svg] [--max-fusion-size K]\n"
+    "                       [--start PLAN]...\n"
     "\n"
     "Computes the trade-off between memory traffic and peak memory: the\n"
     "lowest peak, the lowest traffic with no peak limit, and N solves of\n"
@@ -32,7 +33,11 @@ static const char pareto_help_text[] =
 static const char pareto_help_tail[] =
     "  -o, --output F   the front as JSON (written atomically)\n"
     "  --svg F          the front as an SVG plot\n"
-    "  --max-fusion-size K  lower the graph's max_fusion_size\n";
+    "  --max-fusion-size K  lower the graph's max_fusion_size\n"
+    "  --start PLAN     a plan (e.g. the compiler's own) that every point's\n"
+    "                   solve starts from when it meets that point's limit,\n"
+    "                   shown in the table and plot by its file name;\n"
+    "                   repeatable; an illegal plan exits 3\n";
 
 /* Prints --help: the usage line and the --method lines list the rows
  * that can drive the sweep, the default first. */
@@ -232,8 +237,9 @@ int cmd_pareto(int argc, char **argv) {
   cli_opt opts[] = {
       {"points", 0, true, NULL}, {"time-limit", 0, true, NULL},
       {"method", 0, true, NULL}, {"output", 'o', true, NULL},
-      {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL}};
-  cli_args a = {opts, 6, {0}, 0, false, {0}};
+      {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
+      {"start", 0, true, NULL}};
+  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
   fp_ilp_params prm;
   uint64_t npts = 8, k = 0;
   if (cli_parse(&a, argc, argv) != 0)
@@ -259,7 +265,9 @@ int cmd_pareto(int argc, char **argv) {
   prm.max_fusion_size = (int32_t)k;
   fp_graph *g = NULL;
   fp_pareto_point *pts = calloc(npts, sizeof *pts);
-  heur_point hp[FP_METHOD_COUNT_];
+  heur_point hp[FP_METHOD_COUNT_ + CLI_MAX_STARTS];
+  const char *start_paths[CLI_MAX_STARTS];
+  cli_starts starts = {.n = 0};
   fp_error err;
   fp_error_clear(&err);
   int rc = pts ? cli_load_graph(a.pos[0], &g)
@@ -271,6 +279,10 @@ int cmd_pareto(int argc, char **argv) {
                                    "graph's value");
     goto done;
   }
+  if ((rc = cli_load_starts(&a, g, prm.max_fusion_size, &starts)))
+    goto done;
+  prm.starts = (const fp_plan *const *)starts.plans;
+  prm.n_starts = starts.n;
   fp_status st = fp_pareto(g, &prm, (int32_t)npts, pl, pts, &err);
   if (st != FP_OK) {
     rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
@@ -278,6 +290,12 @@ int cmd_pareto(int argc, char **argv) {
     goto done;
   }
   int nh = heuristics(g, prm.max_fusion_size, hp);
+  /* The given plans are placed beside the heuristics, named by file. */
+  cli_get_all(&a, "start", start_paths, CLI_MAX_STARTS);
+  for (int i = 0; i < starts.n; i++)
+    if (fp_plan_eval_k(g, starts.plans[i], prm.max_fusion_size, &hp[nh].m, NULL,
+                       NULL) == FP_OK)
+      hp[nh++].name = start_paths[i];
   print_table(pts, (int32_t)npts, hp, nh);
   if (cli_get(&a, "output"))
     rc = write_out(cli_get(&a, "output"),
@@ -286,6 +304,7 @@ int cmd_pareto(int argc, char **argv) {
     rc =
         write_out(cli_get(&a, "svg"), front_svg(g, pts, (int32_t)npts, hp, nh));
 done:
+  cli_starts_free(&starts);
   free(pts);
   fp_graph_destroy(g);
   return rc;

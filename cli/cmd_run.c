@@ -177,7 +177,7 @@ int cmd_run(int argc, char **argv) {
       {"seed", 0, true, NULL},         {"arch", 0, true, NULL},
       {"memory-limit", 0, true, NULL}, {"no-check", 0, false, NULL},
       {"json", 0, false, NULL},        {"kernel-times", 0, true, NULL}};
-  cli_args a = {opts, 8, {0}, 0, false, {0}};
+  cli_args a = {.opts = opts, .n_opts = 8};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("run", "%s", a.error);
   if (a.help)

@@ -42,6 +42,10 @@ static const char solve_help_options[] =
     "  --lambda L       --objective weighted: minimize traffic + L * peak\n"
     "  --time-limit S   auto/ilp: wall-clock seconds for the whole solve (10)\n"
     "  --jobs N         auto: windows solved in parallel (default 1)\n"
+    "  --start PLAN     auto/ilp: a plan (e.g. the compiler's own) that joins\n"
+    "                   the heuristics as a start; repeatable; the answer is\n"
+    "                   never worse than a start that meets the limits.  An\n"
+    "                   illegal plan exits 3\n"
     "  --seed S         auto: window placement (default 1); the same seed\n"
     "                   with --jobs 1 gives the same plan when no window is\n"
     "                   cut short by the clock\n"
@@ -326,8 +330,8 @@ int cmd_solve(int argc, char **argv) {
       {"time-limit", 0, true, NULL},    {"window", 0, true, NULL},
       {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
       {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
-      {"seed", 0, true, NULL}};
-  cli_args a = {opts, sizeof opts / sizeof *opts, {0}, 0, false, {0}};
+      {"seed", 0, true, NULL},          {"start", 0, true, NULL}};
+  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
   request rq;
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);
@@ -341,6 +345,7 @@ int cmd_solve(int argc, char **argv) {
   fp_metrics m, e;
   fp_error err;
   uint64_t limit;
+  cli_starts starts = {.n = 0};
   fp_error_clear(&err);
   if (!p)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
@@ -360,6 +365,10 @@ int cmd_solve(int argc, char **argv) {
   }
   rq.req.fus.peak_limit = rq.req.ilp.peak_limit =
       limit ? limit : 1; /* 0 = eager */
+  if ((rc = cli_load_starts(&a, g, rq.req.ilp.max_fusion_size, &starts)))
+    goto done;
+  rq.req.ilp.starts = (const fp_plan *const *)starts.plans;
+  rq.req.ilp.n_starts = starts.n;
   bool show = !cli_get(&a, "quiet") && isatty(2);
   fp_status st = run_method(g, &rq, show, p, &m, &err);
   if (st == FP_EINFEASIBLE) {
@@ -391,6 +400,7 @@ int cmd_solve(int argc, char **argv) {
   }
   rc = emit(&a, g, p, &m, enforced ? limit : UINT64_MAX);
 done:
+  cli_starts_free(&starts);
   fp_plan_destroy(p);
   fp_graph_destroy(g);
   return rc;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/eval.h"
 #include "model/io.h"
 #include "model/json.h"
 #include "solver/planner.h"
@@ -108,6 +109,39 @@ int cli_load_plan(const char *path, const fp_graph *g, fp_plan **p) {
   if (fp_plan_load_file(path, g, p, &err) != FP_OK)
     return cli_fail(&err);
   return 0;
+}
+
+int cli_load_starts(const cli_args *a, const fp_graph *g, int32_t k,
+                    cli_starts *out) {
+  const char *paths[CLI_MAX_STARTS];
+  int n = cli_get_all(a, "start", paths, CLI_MAX_STARTS);
+  out->n = 0;
+  if (n > CLI_MAX_STARTS) {
+    fprintf(stderr, "fuseplan: at most %d --start plans\n", CLI_MAX_STARTS);
+    return EXIT_USAGE;
+  }
+  for (int i = 0; i < n; i++) {
+    fp_error err;
+    fp_plan *p = NULL;
+    int rc = cli_load_plan(paths[i], g, &p);
+    if (rc)
+      return rc;
+    out->plans[out->n++] = p;
+    if (fp_plan_check(g, p, k, &err) != FP_OK) {
+      if (err.code == FP_ENOMEM)
+        return cli_fail(&err);
+      fprintf(stderr, "fuseplan: %s: not a legal plan of %s: %s\n", paths[i],
+              fp_graph_name(g), err.msg);
+      return EXIT_INPUT;
+    }
+  }
+  return 0;
+}
+
+void cli_starts_free(cli_starts *s) {
+  for (int i = 0; i < s->n; i++)
+    fp_plan_destroy(s->plans[i]);
+  s->n = 0;
 }
 
 const char *cli_bytes(uint64_t bytes, char *buf, size_t n) {

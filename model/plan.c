@@ -34,6 +34,7 @@ void fp_solver_info_init(fp_solver_info *info) {
   info->rows = -1;
   info->cols = -1;
   info->glpk_peak_bytes = -1;
+  info->levels_proven = -1;
 }
 
 fp_plan *fp_plan_create(void) {

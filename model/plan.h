@@ -30,6 +30,8 @@ typedef struct fp_solver_info {
   int64_t nodes;    /* branch-and-bound nodes, -1 when unset */
   int64_t rows, cols;
   int64_t glpk_peak_bytes; /* most bytes GLPK's heap held, -1 when unset */
+  int64_t levels_proven;   /* of the lexicographic optimum (the objective,
+                              then the other figure): 0, 1 or 2; -1 unset */
 } fp_solver_info;
 
 /* What a plan file states about itself in "metrics", so that `verify`

@@ -55,6 +55,7 @@ static void load_solver(const cJSON *root, fp_solver_info *info) {
   info->rows = opt_count(s, "rows");
   info->cols = opt_count(s, "cols");
   info->glpk_peak_bytes = opt_count(s, "glpk_peak_bytes");
+  info->levels_proven = opt_count(s, "levels_proven");
 }
 
 /* Reads the optional "metrics" object into the plan's claims. */
@@ -206,6 +207,7 @@ static void write_solver(fp_jbuf *b, const fp_solver_info *s) {
   write_count(b, "rows", s->rows, &first);
   write_count(b, "cols", s->cols, &first);
   write_count(b, "glpk_peak_bytes", s->glpk_peak_bytes, &first);
+  write_count(b, "levels_proven", s->levels_proven, &first);
   fp_jbuf_puts(b, "}");
 }
 

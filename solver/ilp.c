@@ -212,16 +212,19 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
   if (st != FP_OK && st != FP_EINFEASIBLE)
     goto done;
   st = FP_OK;
-  if (have && (!R->warm || fp_objective_value(R->prm, &pm) <=
-                               fp_objective_value(R->prm, &R->warm_m))) {
-    fp_plan_copy(out, p, NULL);
+  /* The MIP's plan unless the warm start beats it (solver_better: at the
+   * same objective, the other figure decides). */
+  if (have && (!R->warm || !solver_better(R->prm, &R->warm_m, &pm))) {
+    if ((st = fp_plan_copy(out, p, err)) != FP_OK)
+      goto done;
     *m = pm;
     record(R, out, m,
            R->mip.status == GLP_OPT && R->M->exact && R->prm->mip_gap == 0
                ? "optimal"
                : "feasible");
   } else if (R->warm) {
-    fp_plan_copy(out, R->warm, NULL);
+    if ((st = fp_plan_copy(out, R->warm, err)) != FP_OK)
+      goto done;
     *m = R->warm_m;
     /* The warm start is optimal only when GLPK proved an optimum that it
      * matches; it is "feasible" when GLPK ran and found nothing better. */
@@ -242,8 +245,10 @@ done:
   return st;
 }
 
-fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
-                       fp_plan *out, fp_metrics *m, fp_error *err) {
+/* One level of the lexicographic optimum: the integer program for
+ * prm->objective alone.  Fails as fp_ilp_solve. */
+static fp_status solve_level(const fp_graph *g, const fp_ilp_params *prm,
+                             fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_metrics local_m;
   run R;
   memset(&R, 0, sizeof R);
@@ -252,6 +257,8 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   R.t0 = fp_clock_now();
   R.mip.bound = MIP_BOUND_UNKNOWN;
   fp_status st = fp_ilp_params_check(prm, err);
+  if (st == FP_OK)
+    st = solver_check_starts(g, prm, err);
   if (st != FP_OK)
     return st;
   R.deadline = R.t0 + prm->time_limit_s;
@@ -281,4 +288,62 @@ done:
   fp_plan_destroy(R.warm);
   solver_cuts_free(&R.cuts);
   return st;
+}
+
+/* Share of the time limit below which the second level is not started. */
+#define SECOND_LEVEL_MIN_SHARE 0.05
+
+/* The second level: with the objective's optimum *m fixed as a limit
+ * (traffic <= it, or peak <= it), the other figure is minimized, starting
+ * from the first level's plan.  `out` and *m change only to a plan with
+ * the same objective that solver_better prefers.  Returns how many levels
+ * are proven (1, or 2 when the second solve proved its optimum). */
+static int32_t second_level(const fp_graph *g, const fp_ilp_params *prm,
+                            double t0, fp_plan *out, fp_metrics *m) {
+  double left = prm->time_limit_s - (fp_clock_now() - t0);
+  fp_ilp_params q = *prm;
+  if (left < SECOND_LEVEL_MIN_SHARE * prm->time_limit_s || m->peak_bytes == 0)
+    return 1;
+  q.time_limit_s = left;
+  q.warm_start = out;
+  q.lp_out = q.mps_out = NULL;
+  if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
+    q.objective = FP_OBJECTIVE_PEAK;
+    q.traffic_limit = m->traffic_bytes < prm->traffic_limit
+                          ? m->traffic_bytes
+                          : prm->traffic_limit;
+  } else {
+    q.objective = FP_OBJECTIVE_TRAFFIC;
+    q.peak_limit = m->peak_bytes; /* > 0: 0 would mean the eager peak */
+  }
+  fp_plan *p = fp_plan_create();
+  fp_metrics pm;
+  int32_t levels = 1;
+  if (p && solve_level(g, &q, p, &pm, NULL) == FP_OK &&
+      fp_objective_value(prm, &pm) == fp_objective_value(prm, m)) {
+    levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
+    if (solver_better(prm, &pm, m) && fp_plan_copy(out, p, NULL) == FP_OK)
+      *m = pm;
+  }
+  fp_plan_destroy(p);
+  return levels;
+}
+
+fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
+                       fp_plan *out, fp_metrics *m, fp_error *err) {
+  fp_metrics local_m, *mm = m ? m : &local_m;
+  double t0 = fp_clock_now();
+  fp_status st = solve_level(g, prm, out, mm, err);
+  if (st != FP_OK)
+    return st;
+  fp_solver_info first = *fp_plan_solver_const(out);
+  bool proved = strcmp(first.status, "optimal") == 0;
+  first.levels_proven = proved ? 1 : 0;
+  if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED &&
+      fp_graph_node_count(g) > 0)
+    first.levels_proven = second_level(g, prm, t0, out, mm);
+  first.time_s = fp_clock_now() - t0;
+  *fp_plan_solver(out) = first; /* the record of the first level */
+  fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
+  return FP_OK;
 }

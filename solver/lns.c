@@ -49,6 +49,8 @@ typedef struct lns {
   int64_t glpk_peak; /* most bytes GLPK's heap held, over all windows */
   double bound;      /* lower bound on the objective, valid for every plan */
   uint64_t rng;
+  bool second; /* passes on the other figure, the objective held (the
+                  lexicographic second level) */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */
@@ -83,18 +85,6 @@ static fp_status refresh(lns *L, fp_error *err) {
   return st;
 }
 
-/* Whether metrics a beat b: a lower objective, or the same objective and
- * less of the other metric (peak for traffic, traffic otherwise). */
-static bool better(const fp_ilp_params *prm, const fp_metrics *a,
-                   const fp_metrics *b) {
-  double oa = fp_objective_value(prm, a), ob = fp_objective_value(prm, b);
-  if (oa != ob)
-    return oa < ob;
-  if (prm->objective == FP_OBJECTIVE_TRAFFIC)
-    return a->peak_bytes < b->peak_bytes;
-  return a->traffic_bytes < b->traffic_bytes;
-}
-
 /* Calls the progress callback (at most every 0.2 s unless `force`) with
  * the current plan's figures, the bound and the gap. */
 static void report(lns *L, bool force) {
@@ -112,6 +102,27 @@ static void report(lns *L, bool force) {
   L->prm->progress(&pr, L->prm->progress_ctx);
 }
 
+/* Second-level passes: the window keeps its traffic (objective traffic)
+ * or keeps the whole plan's peak (objective peak) and minimizes the other
+ * figure.  false when there is nothing to hold (weighted). */
+static bool second_level_params(const lns *L, const sub_problem *S,
+                                fp_ilp_params *sp) {
+  if (L->prm->objective == FP_OBJECTIVE_TRAFFIC) {
+    sp->objective = FP_OBJECTIVE_PEAK;
+    if (S->current_m.traffic_bytes < sp->traffic_limit)
+      sp->traffic_limit = S->current_m.traffic_bytes;
+    return true;
+  }
+  if (L->prm->objective != FP_OBJECTIVE_PEAK ||
+      L->cur_m.peak_bytes <= S->const_live)
+    return false;
+  sp->objective = FP_OBJECTIVE_TRAFFIC;
+  uint64_t hold = L->cur_m.peak_bytes - S->const_live;
+  if (sp->peak_limit == FP_NO_LIMIT || hold < sp->peak_limit)
+    sp->peak_limit = hold;
+  return true;
+}
+
 /* The parameters of a window's ILP: the whole problem's, with limits
  * shifted by the window's constants.  false when the window has no room
  * (its constant bytes alone reach the peak limit). */
@@ -120,6 +131,8 @@ static bool window_params(const lns *L, const sub_problem *S,
   *sp = *L->prm;
   sp->window = FP_ILP_WINDOW_EXACT;
   sp->warm_start = S->current;
+  sp->starts = NULL; /* plans of the whole graph, not of the window */
+  sp->n_starts = 0;
   sp->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   sp->progress = NULL;
   sp->lp_out = sp->mps_out = NULL;
@@ -138,6 +151,8 @@ static bool window_params(const lns *L, const sub_problem *S,
   }
   if (L->prm->traffic_limit != FP_NO_LIMIT)
     sp->traffic_limit = L->prm->traffic_limit - S->const_traffic;
+  if (L->second) /* hold the objective, lower the other figure */
+    return second_level_params(L, S, sp);
   return true;
 }
 
@@ -162,11 +177,12 @@ static fp_status try_splice(lns *L, const sub_problem *S, int32_t s0,
                             bool *accepted, fp_error *err) {
   fp_metrics pred = L->cur_m, m;
   pred.traffic_bytes = S->const_traffic + qm->traffic_bytes;
+  pred.kernels = L->cur_m.kernels - (s1 - s0) + qm->kernels;
   pred.peak_bytes = S->const_live + qm->peak_bytes > S->outside_peak
                         ? S->const_live + qm->peak_bytes
                         : S->outside_peak;
   *accepted = false;
-  if (!better(L->prm, &pred, &L->cur_m) ||
+  if (!solver_better(L->prm, &pred, &L->cur_m) ||
       !fp_meets_limits(L->prm, &pred, L->eager_peak))
     return FP_OK;
   fp_status st = sub_splice(S, L->cur, s0, s1, q, L->trial, err);
@@ -357,7 +373,7 @@ static fp_status plan_pass(lns *L, window_ref **out, int32_t *count,
     w[n].anchor = fp_plan_group(L->cur, s0, &len)[0];
     st = window_score(L, s0, s1, &w[n].score, err);
     bool peak_bound = L->prm->objective != FP_OBJECTIVE_TRAFFIC ||
-                      L->cur_m.peak_bytes == L->peak_cap;
+                      L->cur_m.peak_bytes == L->peak_cap || L->second;
     if (peak_bound && L->cur_m.peak_step >= s0 && L->cur_m.peak_step < s1)
       w[n].score = UINT64_MAX;
     n++;
@@ -380,7 +396,8 @@ static fp_status next_batch(lns *L, const window_ref *w, int32_t count,
   *n = 0;
   while (st == FP_OK && *next < count && *n < L->prm->jobs) {
     const window_ref *r = &w[*next];
-    if (r->score == 0 && L->prm->objective == FP_OBJECTIVE_TRAFFIC) {
+    if (r->score == 0 && L->prm->objective == FP_OBJECTIVE_TRAFFIC &&
+        !L->second) {
       *next = count;
       break;
     }
@@ -406,7 +423,7 @@ static fp_status run_pass(lns *L, bool *improved, fp_error *err) {
   fp_status st = jobs ? plan_pass(L, &w, &count, err)
                       : fp_error_set(err, FP_ENOMEM, "out of memory");
   while (st == FP_OK && next < count && !out_of_time(L) &&
-         fp_objective_value(L->prm, &L->cur_m) > L->bound) {
+         (L->second || fp_objective_value(L->prm, &L->cur_m) > L->bound)) {
     int32_t n = 0;
     st = next_batch(L, w, count, &next, jobs, &n, err);
     if (st == FP_OK)
@@ -435,6 +452,8 @@ static void record(lns *L, fp_plan *out) {
   si->gap = si->objective > 0 ? (si->objective - si->bound) / si->objective : 0;
   snprintf(si->status, sizeof si->status, "%s",
            si->bound >= si->objective ? "optimal" : "feasible");
+  /* The window search proves no optimum of the other figure. */
+  si->levels_proven = si->bound >= si->objective ? 1 : 0;
   si->time_s = fp_clock_now() - L->t0;
   si->nodes = L->solved;
   int64_t here = solver_glpk_peak(); /* includes the bound's cluster ILPs */
@@ -500,6 +519,8 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   fp_status st = fp_ilp_params_check(prm, err);
   if (st != FP_OK)
     return st;
+  if ((st = solver_check_starts(g, prm, err)) != FP_OK)
+    return st;
   if (fp_graph_node_count(g) <= FP_ILP_EXACT_NODES)
     return direct(g, prm, out, m, err);
   lns L;
@@ -507,6 +528,16 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   st = lns_init(&L, g, prm, err);
   for (int idle = 0; st == FP_OK && idle < IDLE_PASSES && !out_of_time(&L) &&
                      fp_objective_value(prm, &L.cur_m) > L.bound;) {
+    bool improved;
+    st = run_pass(&L, &improved, err);
+    idle = improved ? 0 : idle + 1;
+  }
+  /* The lexicographic second level, with the time left: passes that hold
+   * the objective and lower the other figure (windows are accepted only
+   * when solver_better says so). */
+  L.second = prm->objective != FP_OBJECTIVE_WEIGHTED;
+  for (int idle = 0;
+       st == FP_OK && L.second && idle < IDLE_PASSES && !out_of_time(&L);) {
     bool improved;
     st = run_pass(&L, &improved, err);
     idle = improved ? 0 : idle + 1;

@@ -38,6 +38,8 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->window = FP_ILP_DEFAULT_WINDOW;
   prm->max_fusion_size = 0;
   prm->warm_start = NULL;
+  prm->starts = NULL;
+  prm->n_starts = 0;
   prm->lp_out = NULL;
   prm->mps_out = NULL;
   prm->progress = NULL;
@@ -77,6 +79,14 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
   if (prm->max_fusion_size < 0)
     return fp_error_set(err, FP_EARG,
                         "solver params: max_fusion_size must be >= 0");
+  if (prm->n_starts < 0 || (prm->n_starts > 0 && !prm->starts))
+    return fp_error_set(err, FP_EARG,
+                        "solver params: n_starts must be >= 0, with starts "
+                        "holding that many plans");
+  for (int32_t i = 0; i < prm->n_starts; i++)
+    if (!prm->starts[i])
+      return fp_error_set(err, FP_EARG, "solver params: starts[%d] is NULL",
+                          (int)i);
   return FP_OK;
 }
 

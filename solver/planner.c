@@ -72,7 +72,7 @@ static const fp_planner planners[] = {
      "time limit or no window improves; reports a lower\n"
      "bound and gap.  Ctrl-C returns the best plan so far",
      EXACT_ | FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_JOBS |
-         FP_PLANNER_OPT_SEED,
+         FP_PLANNER_OPT_SEED | FP_PLANNER_OPT_START,
      FP_PLANNER_EXACT | FP_PLANNER_PEAK_LIMITED | FP_PLANNER_ANYTIME |
          FP_PLANNER_PARETO,
      FP_METHOD_GREEDY_PEAK, run_auto},
@@ -86,7 +86,7 @@ static const fp_planner planners[] = {
      "than the heuristics",
      EXACT_ | FP_PLANNER_OPT_WINDOW | FP_PLANNER_OPT_MIP_GAP |
          FP_PLANNER_OPT_LP_OUT | FP_PLANNER_OPT_MPS_OUT |
-         FP_PLANNER_OPT_TIME_LIMIT,
+         FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_START,
      FP_PLANNER_EXACT | FP_PLANNER_PEAK_LIMITED | FP_PLANNER_ANYTIME |
          FP_PLANNER_PARETO,
      FP_METHOD_GREEDY_PEAK, run_ilp},
@@ -165,6 +165,7 @@ static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
   DROP_(TIME_LIMIT, ilp.time_limit_s)
   DROP_(JOBS, ilp.jobs)
   DROP_(SEED, ilp.seed)
+  DROP_(START, ilp.n_starts)
   DROP_(ORDER, fus.order)
 #undef DROP_
 }

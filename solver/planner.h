@@ -33,6 +33,7 @@
   X(TIME_LIMIT, "time-limit")                                                  \
   X(JOBS, "jobs")                                                              \
   X(SEED, "seed")                                                              \
+  X(START, "start")                                                            \
   X(ORDER, "order")                                                            \
   X(PEAK_LIMIT, "peak-limit")                                                  \
   X(MAX_FUSION_SIZE, "max-fusion-size")

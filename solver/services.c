@@ -25,16 +25,43 @@ int64_t solver_glpk_peak(void) {
   return (int64_t)tpeak;
 }
 
+bool solver_better(const fp_ilp_params *prm, const fp_metrics *a,
+                   const fp_metrics *b) {
+  double oa = fp_objective_value(prm, a), ob = fp_objective_value(prm, b);
+  if (oa != ob)
+    return oa < ob;
+  if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
+    if (a->peak_bytes != b->peak_bytes)
+      return a->peak_bytes < b->peak_bytes;
+  } else if (a->traffic_bytes != b->traffic_bytes) {
+    return a->traffic_bytes < b->traffic_bytes;
+  }
+  return a->kernels < b->kernels;
+}
+
+fp_status solver_check_starts(const fp_graph *g, const fp_ilp_params *prm,
+                              fp_error *err) {
+  for (int32_t i = 0; i < prm->n_starts; i++) {
+    fp_error e;
+    fp_status st = fp_plan_check(g, prm->starts[i], prm->max_fusion_size, &e);
+    if (st == FP_ENOMEM)
+      return fp_error_set(err, st, "%s", e.msg);
+    if (st != FP_OK)
+      return fp_error_set(err, FP_EARG, "start plan %d: %s", (int)i, e.msg);
+  }
+  return FP_OK;
+}
+
 /* Evaluates candidate p; keeps it in *best when it meets the limits and
- * beats what *best holds. */
+ * beats what *best holds (solver_better: ties go to the earlier one). */
 static void offer(const fp_graph *g, const fp_ilp_params *prm,
-                  uint64_t eager_peak, fp_plan *p, fp_plan **best,
+                  uint64_t eager_peak, const fp_plan *p, fp_plan **best,
                   fp_metrics *best_m) {
   fp_metrics m;
   if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK ||
       !fp_meets_limits(prm, &m, eager_peak))
     return;
-  if (*best && fp_objective_value(prm, &m) >= fp_objective_value(prm, best_m))
+  if (*best && !solver_better(prm, &m, best_m))
     return;
   if (!*best && !(*best = fp_plan_create()))
     return;
@@ -48,8 +75,10 @@ fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
   fp_plan *p = fp_plan_create(), *best = NULL;
   if (!p)
     return NULL;
-  if (prm->warm_start && fp_plan_copy(p, prm->warm_start, NULL) == FP_OK)
-    offer(g, prm, eager_peak, p, &best, m);
+  if (prm->warm_start)
+    offer(g, prm, eager_peak, prm->warm_start, &best, m);
+  for (int32_t i = 0; i < prm->n_starts; i++)
+    offer(g, prm, eager_peak, prm->starts[i], &best, m);
   for (int k = 0; k < FP_METHOD_COUNT_; k++) {
     fp_fusion_params fp;
     fp_fusion_params_init(&fp, (fp_method)k);

@@ -61,23 +61,30 @@ typedef struct fp_ilp_progress {
 
 /* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
 typedef struct fp_ilp_params {
-  fp_objective objective;    /* default TRAFFIC */
-  uint64_t peak_limit;       /* TRAFFIC / WEIGHTED: plans must have peak <=
-                                this; 0 = the eager plan's peak (default);
-                                FP_NO_LIMIT = none */
-  uint64_t traffic_limit;    /* PEAK: traffic <= this; default FP_NO_LIMIT */
-  double lambda;             /* WEIGHTED: minimize traffic + lambda * peak */
-  double time_limit_s;       /* wall clock for the whole solve, > 0 */
-  double mip_gap;            /* stop at this relative gap (default 0) */
-  int32_t window;            /* >= 0: each node within +-window steps of its
-                                warm-start step (optimal only within that
-                                neighbourhood); FP_ILP_WINDOW_EXACT: the exact
-                                model; FP_ILP_WINDOW_AUTO (default) */
-  int32_t max_fusion_size;   /* 0 = the graph's */
-  const fp_plan *warm_start; /* optional legal plan; default: the best
-                                heuristic plan meeting the limits */
-  const char *lp_out;        /* optional: write the model (CPLEX LP) */
-  const char *mps_out;       /* optional: write the model (free MPS) */
+  fp_objective objective;       /* default TRAFFIC */
+  uint64_t peak_limit;          /* TRAFFIC / WEIGHTED: plans must have peak <=
+                                   this; 0 = the eager plan's peak (default);
+                                   FP_NO_LIMIT = none */
+  uint64_t traffic_limit;       /* PEAK: traffic <= this; default FP_NO_LIMIT */
+  double lambda;                /* WEIGHTED: minimize traffic + lambda * peak */
+  double time_limit_s;          /* wall clock for the whole solve, > 0 */
+  double mip_gap;               /* stop at this relative gap (default 0) */
+  int32_t window;               /* >= 0: each node within +-window steps of its
+                                   warm-start step (optimal only within that
+                                   neighbourhood); FP_ILP_WINDOW_EXACT: the exact
+                                   model; FP_ILP_WINDOW_AUTO (default) */
+  int32_t max_fusion_size;      /* 0 = the graph's */
+  const fp_plan *warm_start;    /* optional legal plan; default: the best
+                                   heuristic plan meeting the limits */
+  const fp_plan *const *starts; /* optional: n_starts more plans (e.g.
+                                   the compiler's own) that join the
+                                   heuristics as start candidates; each must
+                                   pass fp_plan_check (FP_EARG otherwise).
+                                   The answer is never worse than any of
+                                   them that meets the limits */
+  int32_t n_starts;
+  const char *lp_out;  /* optional: write the model (CPLEX LP) */
+  const char *mps_out; /* optional: write the model (free MPS) */
   void (*progress)(const fp_ilp_progress *p, void *ctx); /* optional */
   void *progress_ctx;
   int64_t node_limit; /* >= 0: stop branch-and-bound after this many nodes

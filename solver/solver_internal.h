@@ -7,6 +7,7 @@
 #ifndef FP_SOLVER_INTERNAL_H
 #define FP_SOLVER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "solver/solver.h"
@@ -22,6 +23,20 @@ fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err);
 fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
                                uint64_t eager_peak, uint64_t peak_cap,
                                fp_metrics *m);
+
+/* Whether metrics a beat b lexicographically: a lower objective; then,
+ * at the same objective, less of the other figure (peak for objective
+ * traffic, traffic otherwise); then fewer kernels.  Every choice between
+ * plans in solver/ uses it, so that plans with equal figures are the same
+ * answer for the same input. */
+bool solver_better(const fp_ilp_params *prm, const fp_metrics *a,
+                   const fp_metrics *b);
+
+/* FP_OK when every plan of prm->starts passes fp_plan_check on g (with
+ * prm->max_fusion_size); FP_EARG naming the first that does not ("start
+ * plan i: " and the violation); FP_ENOMEM. */
+fp_status solver_check_starts(const fp_graph *g, const fp_ilp_params *prm,
+                              fp_error *err);
 
 /* FP_EINFEASIBLE with the message users see: the limits and the lowest
  * peak the heuristics know. */

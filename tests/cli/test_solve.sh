@@ -235,4 +235,29 @@ for m in $pm; do
   t_exit 0
 done
 
+# --start: a start plan is checked first (an illegal one is an input error
+# naming the file and the violation); a legal one joins the heuristics,
+# and the answer is never worse than it in the lexicographic order.
+t_case 'solve --start with an illegal plan exits 3'
+t_run "$FUSEPLAN" solve "$G" --start "$top_srcdir/tests/data/small_illegal_order.json"
+t_exit 3 && t_err_has "small_illegal_order.json: not a legal plan of small" &&
+  t_err_one_line
+t_case 'pareto --start with an illegal plan exits 3'
+t_run "$FUSEPLAN" pareto "$G" --points 2 --start "$top_srcdir/tests/data/small_illegal_order.json"
+t_exit 3
+t_case 'solve --start with a heuristic rejects it'
+t_run "$FUSEPLAN" solve "$G" --method greedy --start "$top_srcdir/tests/data/small_plan_legal.json"
+t_exit 2
+C=$top_srcdir/data/graphs/mobilenetv3_large_100.bwd
+t_case 'solve --start with Inductor'"'"'s plan: not dominated by it'
+t_run "$FUSEPLAN" solve "$C.json.gz" --time-limit 5 --start "$C.inductor.plan.json.gz" --json -q
+t_exit 0
+at=$(grep -o '"traffic_bytes": [0-9]*' "$T_OUT" | head -n 1 | sed 's/.*: //')
+ap=$(grep -o '"peak_bytes": [0-9]*' "$T_OUT" | head -n 1 | sed 's/.*: //')
+t_run "$FUSEPLAN" eval "$C.json.gz" "$C.inductor.plan.json.gz" --json
+it=$(grep -o '"traffic_bytes": [0-9]*' "$T_OUT" | head -n 1 | sed 's/.*: //')
+ip=$(grep -o '"peak_bytes": [0-9]*' "$T_OUT" | head -n 1 | sed 's/.*: //')
+t_true "auto $at/$ap not beaten by Inductor's $it/$ip" \
+  test "$at" -lt "$it" -o \( "$at" -eq "$it" -a "$ap" -le "$ip" \)
+
 t_finish
