@@ -61,6 +61,12 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/corpus.sh" "$builddir/fuseplan"
   echo
+  echo "## Never beaten, always proven: auto against Inductor's own plans (issue: certification)"
+  echo
+  echo "\`bench/dominance.sh\` prints this (\`FP_DOM_S\` seconds per solve, default 30)."
+  echo
+  bash "$srcdir/bench/dominance.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"
