@@ -5,13 +5,13 @@
 # without --start, and the peak objective's gap; prints markdown tables.
 #
 # Usage: bench/dominance.sh [FUSEPLAN]   (default: build/fuseplan)
-# Environment: FP_DOM_S  seconds per solve (default 30)
+# Environment: FP_DOM_S  seconds per solve (default 10)
 #              FP_CORPUS_DIR  the corpus (default: data/graphs)
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 fp=${1:-$srcdir/build/fuseplan}
 dir=${FP_CORPUS_DIR:-$srcdir/data/graphs}
-secs=${FP_DOM_S:-30}
+secs=${FP_DOM_S:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

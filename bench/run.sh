@@ -63,7 +63,7 @@ trap 'rm -f "$tmp"' EXIT
   echo
   echo "## Never beaten, always proven: auto against Inductor's own plans (issue: certification)"
   echo
-  echo "\`bench/dominance.sh\` prints this (\`FP_DOM_S\` seconds per solve, default 30)."
+  echo "\`bench/dominance.sh\` prints this (\`FP_DOM_S\` seconds per solve, default 10)."
   echo
   bash "$srcdir/bench/dominance.sh" "$builddir/fuseplan"
   echo
