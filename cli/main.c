@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,17 @@ static void print_usage(FILE *f) {
   fputs(usage_tail, f);
 }
 
+/* What a command printed on stdout is only delivered once flushed: a full
+ * disk or a closed pipe shows here, and turns a success into exit 4. */
+static int finish_stdout(int rc) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout))
+    return rc;
+  fprintf(stderr, "fuseplan: standard output: %s\n",
+          errno ? strerror(errno) : "write error");
+  return rc == EXIT_OK ? EXIT_INTERNAL : rc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     print_usage(stderr);
@@ -106,15 +118,15 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
       strcmp(cmd, "help") == 0) {
     print_usage(stdout);
-    return EXIT_OK;
+    return finish_stdout(EXIT_OK);
   }
   if (strcmp(cmd, "--version") == 0) {
     printf("fuseplan %s\n", PACKAGE_VERSION);
-    return EXIT_OK;
+    return finish_stdout(EXIT_OK);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(cmd, commands[i].name) == 0)
-      return commands[i].fn(argc - 1, argv + 1);
+      return finish_stdout(commands[i].fn(argc - 1, argv + 1));
   fprintf(stderr, "fuseplan: unknown command '%s'\n\n", cmd);
   print_usage(stderr);
   return EXIT_USAGE;

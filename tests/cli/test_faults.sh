@@ -207,4 +207,19 @@ t_case 'a gzip graph on standard input'
 t_run sh -c '"$1" info - <"$2"' sh "$FUSEPLAN" "$T/g.json.gz"
 t_exit 0 && t_out_has 'nodes            7'
 
+# Standard output on a full device: every command that prints its result
+# there says so and exits 4 (the output would be lost otherwise).
+S=$top_srcdir/tests/data/small.json
+P=$top_srcdir/tests/data/small_plan_legal.json
+for args in "info $S" "info $S --json" "eval $S $P" "eval $S $P --json" \
+  "compare $S $P" "compare $S $P --json" "verify $S $P" \
+  "solve $S --method greedy --json -q" "solve $S --json -q" \
+  "pareto $S --points 2 --time-limit 2" "gen --family mlp --size 10 --seed 1" \
+  "run $S $P" "--help" "--version"; do
+  t_case "stdout full: fuseplan $args"
+  # shellcheck disable=SC2086
+  t_run env FULL_OUT="$FULL" sh -c '"$@" >"$FULL_OUT"' sh "$FUSEPLAN" $args
+  t_exit 4 && t_err_has "standard output: No space left on device"
+done
+
 t_finish
