@@ -1169,7 +1169,8 @@ static void ring_push(ring *q, int32_t b) {
     q->n++;
 }
 
-/* The compatibility rule (docs/cost-model.md, "Legality") on the recorded iters. */
+/* The compatibility rule (docs/cost-model.md, "Legality") on the recorded
+ * iters. */
 static bool rnd_compatible(const rnd *S, int32_t u, int32_t v) {
   if (S->kind[u] == FP_KIND_EXTERN || S->kind[v] == FP_KIND_EXTERN)
     return false;

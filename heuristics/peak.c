@@ -11,8 +11,8 @@
  *   C = live_old(lo) - sum of their old contributions at lo,
  *   live_new(s) = C + sum of their new contributions at s,
  * and the new peak is the max of that and the tree's max outside the
- * range.  Lifetimes follow docs/cost-model.md ("Costs") exactly (the same rules as
- * model/eval.c; the tests hold the two to each other).
+ * range.  Lifetimes follow docs/cost-model.md ("Costs") exactly (the same rules
+ * as model/eval.c; the tests hold the two to each other).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -24,10 +24,13 @@
 #include "solver/window.h"
 #include "tests/testutil.h"
 
-static const char *const graphs[] = {
-    "deit_small_patch16_224.bwd", "convnext_tiny.bwd", "vit_base_patch16_224.bwd",
-    "mobilenetv3_large_100.fwd",  "resnet50.bwd",      "gpt2.fwd",
-    "volo_d1_224.fwd"};
+static const char *const graphs[] = {"deit_small_patch16_224.bwd",
+                                     "convnext_tiny.bwd",
+                                     "vit_base_patch16_224.bwd",
+                                     "mobilenetv3_large_100.fwd",
+                                     "resnet50.bwd",
+                                     "gpt2.fwd",
+                                     "volo_d1_224.fwd"};
 #define WINDOWS_PER_GRAPH 5
 
 /* Windows that --method auto cut from real graphs and on which the model's
@@ -81,8 +84,8 @@ static void check_window(const sub_problem *S, fp_objective o,
   fp_metrics qm;
   fp_error err;
   fp_status st = fp_ilp_solve(S->g, &prm, q, &qm, &err);
-  ck_assert_msg(st == FP_OK, "%s, objective %s: %s", what,
-                fp_objective_name(o), err.msg);
+  ck_assert_msg(st == FP_OK, "%s, objective %s: %s", what, fp_objective_name(o),
+                err.msg);
   fp_metrics em = tu_eval(S->g, q);
   const fp_solver_info *si = fp_plan_solver(q);
   ck_assert_msg(si->objective == fp_objective_value(&prm, &em),
