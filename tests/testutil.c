@@ -188,3 +188,12 @@ fp_graph *tu_generated(int family, int32_t size, uint64_t seed) {
   ck_assert_msg(fp_generate(&prm, &g, &err) == FP_OK, "%s", err.msg);
   return g;
 }
+
+void tu_plan_steps(const fp_plan *p, int32_t *step) {
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      step[grp[i]] = t;
+  }
+}

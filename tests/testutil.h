@@ -24,6 +24,9 @@ fp_status tu_graph_try(const char *json, fp_graph **out, fp_error *err);
  * by spaces).  Fails the test on an unknown name. */
 fp_plan *tu_plan(const fp_graph *g, const char *text);
 
+/* The step (group index) of every node of plan p into step[]. */
+void tu_plan_steps(const fp_plan *p, int32_t *step);
+
 /* Evaluates a plan that must be legal (fails the test otherwise). */
 fp_metrics tu_eval(const fp_graph *g, const fp_plan *p);
 

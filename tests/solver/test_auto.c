@@ -28,15 +28,6 @@ static fp_plan *heuristic_plan(const fp_graph *g, int seed) {
   return p;
 }
 
-static void steps_of(const fp_plan *p, int32_t *step) {
-  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
-    int32_t len;
-    const int32_t *grp = fp_plan_group(p, t, &len);
-    for (int32_t i = 0; i < len; i++)
-      step[grp[i]] = t;
-  }
-}
-
 /* ---- windows ------------------------------------------------------------ */
 
 /* Cuts a random window out of a heuristic plan, re-solves it exactly, and
@@ -55,7 +46,7 @@ START_TEST(window_costs_are_the_whole_plans) {
   sub_scratch scr;
   sub_problem S;
   ck_assert_int_eq(fp_plan_eval(g, p, &pm, tl, NULL), FP_OK);
-  steps_of(p, step);
+  tu_plan_steps(p, step);
   ck_assert_int_eq(sub_scratch_init(&scr, g), 0);
   int32_t s0 = (int32_t)tu_below(&r, (uint32_t)T);
   int32_t s1 = s0 + 1 + (int32_t)tu_below(&r, (uint32_t)(T - s0));

@@ -59,15 +59,6 @@ static fp_plan *start_plan(const fp_graph *g) {
   return p;
 }
 
-static void steps_of(const fp_plan *p, int32_t *step) {
-  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
-    int32_t len;
-    const int32_t *grp = fp_plan_group(p, t, &len);
-    for (int32_t i = 0; i < len; i++)
-      step[grp[i]] = t;
-  }
-}
-
 /* Solves window S for objective o with the ILP (and enumeration when it
  * fits) and checks both against the evaluator. */
 static void check_window(const sub_problem *S, fp_objective o,
@@ -121,7 +112,7 @@ START_TEST(window_models_agree_with_the_evaluator) {
   sub_scratch scr;
   tu_rng r = {(uint64_t)_i * 104729 + 17};
   ck_assert_int_eq(fp_plan_eval(g, p, &pm, tl, NULL), FP_OK);
-  steps_of(p, step);
+  tu_plan_steps(p, step);
   ck_assert_int_eq(sub_scratch_init(&scr, g), 0);
   for (int w = 0; w < WINDOWS_PER_GRAPH; w++) {
     int32_t len = 4 + (int32_t)tu_below(&r, 6);
