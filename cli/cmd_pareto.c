@@ -83,14 +83,15 @@ static int heuristics(const fp_graph *g, int32_t k, heur_point *hp) {
 
 static void print_table(const fp_pareto_point *pts, int32_t n,
                         const heur_point *hp, int nh) {
-  printf("%-20s %18s %18s %8s %-20s %8s\n", "peak limit", "traffic_bytes",
-         "peak_bytes", "kernels", "status", "gap");
+  printf("%-20s %18s %18s %8s %-20s %18s %8s %8s\n", "peak limit",
+         "traffic_bytes", "peak_bytes", "kernels", "status", "traffic bound",
+         "gap", "time s");
   for (int32_t i = 0; i < n; i++)
-    printf("%-20llu %18llu %18llu %8d %-20s %7.3f%%%s\n",
+    printf("%-20llu %18llu %18llu %8d %-20s %18.0f %7.3f%% %8.2f%s\n",
            (unsigned long long)pts[i].peak_limit,
            (unsigned long long)pts[i].m.traffic_bytes,
            (unsigned long long)pts[i].m.peak_bytes, (int)pts[i].m.kernels,
-           pts[i].status, 100 * pts[i].gap,
+           pts[i].status, pts[i].bound, 100 * pts[i].gap, pts[i].time_s,
            pts[i].dominated ? "  (dominated)" : "");
   for (int i = 0; i < nh; i++)
     printf("%-20s %18llu %18llu %8d %-20s\n", hp[i].name,
@@ -114,11 +115,13 @@ static char *front_json(const fp_graph *g, const fp_pareto_point *pts,
     fprintf(f,
             "%s\n {\"peak_limit\": %llu, \"traffic_bytes\": %llu, "
             "\"peak_bytes\": %llu, \"kernels\": %d, \"status\": \"%s\", "
-            "\"gap\": %.6g, \"dominated\": %s}",
+            "\"bound\": %.17g, \"gap\": %.6g, \"time_s\": %.3f, "
+            "\"solves\": %d, \"dominated\": %s}",
             i ? "," : "", (unsigned long long)pts[i].peak_limit,
             (unsigned long long)pts[i].m.traffic_bytes,
             (unsigned long long)pts[i].m.peak_bytes, (int)pts[i].m.kernels,
-            pts[i].status, pts[i].gap, pts[i].dominated ? "true" : "false");
+            pts[i].status, pts[i].bound, pts[i].gap, pts[i].time_s,
+            (int)pts[i].solves, pts[i].dominated ? "true" : "false");
   fputs("],\n\"heuristics\": [", f);
   for (int i = 0; i < nh; i++)
     fprintf(f,

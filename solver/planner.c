@@ -65,11 +65,12 @@ static fp_status run_exhaustive(const fp_graph *g, const fp_plan_request *req,
  * FP_PLANNER_PARETO, all follow from the row.
  */
 static const fp_planner planners[] = {
-    {"auto", "exact ILP to 40 nodes, window search beyond",
+    {"auto", "exact ILP to 40 nodes (tried to 100), window search beyond",
      "the exact ILP for graphs of at most\n"
-     "40 nodes; else the best heuristic plan, improved\n"
-     "window by window with small exact ILPs until the\n"
-     "time limit or no window improves; reports a lower\n"
+     "40 nodes, tried first on 30% of the time up to 100;\n"
+     "else the best plan known, improved window by window\n"
+     "with small exact ILPs (larger ones when passes stop\n"
+     "improving) until the time limit; reports a lower\n"
      "bound and gap.  Ctrl-C returns the best plan so far",
      EXACT_ | FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_JOBS |
          FP_PLANNER_OPT_SEED | FP_PLANNER_OPT_START,

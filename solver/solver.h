@@ -130,12 +130,16 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
 
 /* Plans the whole graph within prm->time_limit_s (`--method auto`, the
  * default): graphs of at most FP_ILP_EXACT_NODES nodes go to the exact
- * ILP; larger ones start from the best heuristic plan meeting the limits
- * and improve it by re-solving windows of consecutive steps as small
- * exact ILPs with everything outside fixed (docs/solver.md), accepting a
- * window's plan only when the evaluator says the whole plan got better.
- * Stops at the time limit, on *prm->cancel, or when two passes over the
- * plan improve nothing; the plan is legal at every moment, and never
+ * ILP, and graphs of up to 100 nodes get it first on 30% of the time
+ * (its answer is auto's when it proves the optimum).  Otherwise the
+ * search starts from the best plan meeting the limits among the
+ * heuristics, the starts and that exact attempt, and improves it by
+ * re-solving windows of consecutive steps as small exact ILPs with
+ * everything outside fixed (docs/solver.md), accepting a window's plan
+ * only when the evaluator says the whole plan got better; passes that
+ * improve nothing raise the windows' size and budget.  Stops at the time
+ * limit, on *prm->cancel, at the bound, or when two passes at the top
+ * effort improve nothing; the plan is legal at every moment, and never
  * worse than the start.  solver record: method "auto", status optimal |
  * feasible, bound (a lower bound valid for every plan, docs/solver.md) and
  * gap.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
@@ -173,8 +177,14 @@ int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
 typedef struct fp_pareto_point {
   uint64_t peak_limit; /* the limit this point was solved under */
   fp_metrics m;        /* the plan found (evaluator's figures) */
-  char status[32];     /* solver status of that solve */
-  double gap;          /* its relative gap (traffic) */
+  char status[32];     /* "optimal" only when bound reaches the traffic;
+                          else the status of the solve that found the plan */
+  double bound;        /* lower bound on the traffic of every legal plan
+                          with peak <= peak_limit (and within the traffic
+                          limit, if any) */
+  double gap;          /* (traffic - bound) / traffic */
+  double time_s;       /* seconds spent on this point, all solves */
+  int32_t solves;      /* 1 + the re-solves of the refinement */
   int dominated;       /* another point has <= peak and < traffic, or
                           < peak and <= traffic */
 } fp_pareto_point;
@@ -182,12 +192,18 @@ typedef struct fp_pareto_point {
 /* The traffic-vs-peak front: the lowest peak P0 (objective peak), the
  * lowest traffic with no peak limit and its peak P1, then `npoints` solves
  * of objective traffic under peak limits spread evenly over [P0, P1], each
- * warm-started from the previous one.  prm->time_limit_s is the budget of
- * the whole sweep (split evenly), prm->objective and limits are set per
- * solve; `pl` (a planner.h row flagged FP_PLANNER_PARETO: auto, ilp,
- * exhaustive) solves every point.  out must hold npoints entries
- * (npoints >= 2).  FP_EARG (also for a planner that cannot drive the
- * sweep), FP_ENOMEM, or what a solve fails with. */
+ * warm-started from the previous one, with half of prm->time_limit_s (the
+ * budget of the whole call).  The other half re-solves the point with the
+ * largest gap, from its own plan with a new seed, until every point is
+ * proven, stalls (two re-solves without a better plan or bound), or the
+ * budget or prm->cancel ends it.  A point takes the plan of a point with a
+ * smaller limit when that is better, and the bound of a point with a
+ * larger limit when that is higher (both are valid there).
+ * prm->objective and the peak limit are set per solve; `pl` (a planner.h
+ * row flagged FP_PLANNER_PARETO: auto, ilp, exhaustive) solves every
+ * point.  out must hold npoints entries (npoints >= 2).  FP_EARG (also
+ * for a planner that cannot drive the sweep), FP_ENOMEM, or what a solve
+ * fails with. */
 struct fp_planner;
 fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
                     int32_t npoints, const struct fp_planner *pl,

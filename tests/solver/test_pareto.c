@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gen/generate.h"
+#include "model/util.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
 #include "tests/testutil.h"
@@ -57,9 +58,23 @@ static void check_dominated(const fp_pareto_point *pts, int n) {
   ck_assert_int_ge(kept, 1);
 }
 
-/* Every point meets its limit and traffic never rises as limits grow. */
+/* Every point meets its limit and traffic never rises as limits grow;
+ * its bound is at most its traffic and never rises as limits shrink
+ * (pareto.c's invariant); the gap and status follow from the two. */
 static void check_sweep(const fp_pareto_point *pts, int n) {
   for (int i = 0; i < n; i++) {
+    double t = (double)pts[i].m.traffic_bytes;
+    ck_assert_msg(pts[i].bound <= t, "point %d: bound %.17g over traffic %.17g",
+                  i, pts[i].bound, t);
+    ck_assert_double_eq_tol(pts[i].gap, t > 0 ? (t - pts[i].bound) / t : 0,
+                            1e-12);
+    ck_assert_int_eq(strcmp(pts[i].status, "optimal") == 0, pts[i].bound >= t);
+    ck_assert_int_ge(pts[i].solves, 1);
+    ck_assert(pts[i].time_s >= 0);
+    if (i + 1 < n)
+      ck_assert_msg(pts[i].bound >= pts[i + 1].bound,
+                    "point %d: bound %.17g below the next point's %.17g", i,
+                    pts[i].bound, pts[i + 1].bound);
     ck_assert_msg(pts[i].m.peak_bytes <= pts[i].peak_limit,
                   "point %d: peak %llu over its limit %llu", i,
                   (unsigned long long)pts[i].m.peak_bytes,
@@ -101,7 +116,61 @@ START_TEST(front_is_exact_on_tiny_graphs) {
                   (unsigned long long)pts[i].m.traffic_bytes,
                   (unsigned long long)best.traffic_bytes);
     ck_assert_str_eq(pts[i].status, "optimal");
+    ck_assert(pts[i].bound <= (double)best.traffic_bytes);
   }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Each point's bound holds for every plan under its limit, also after
+ * the refinement and the propagation between points: auto's answers on
+ * tiny graphs (the exact ILP) against enumeration, on a budget too short
+ * for some of them. */
+START_TEST(bounds_hold_under_every_limit) {
+  tu_rng r = {(uint64_t)_i * 104729 + 11};
+  fp_graph *g = tu_random_graph(&r, 6, 9);
+  fp_ilp_params prm;
+  fp_pareto_point pts[NPOINTS];
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 0.4;
+  ck_assert_msg(fp_pareto(g, &prm, NPOINTS, fp_planner_find("auto"), pts,
+                          &err) == FP_OK,
+                "%s", err.msg);
+  check_sweep(pts, NPOINTS);
+  for (int i = 0; i < NPOINTS; i++) {
+    fp_metrics best = exhaustive_at(g, FP_OBJECTIVE_TRAFFIC, pts[i].peak_limit);
+    ck_assert_msg(pts[i].bound <= (double)best.traffic_bytes,
+                  "seed %d point %d: bound %.17g over the least traffic %llu",
+                  _i, i, pts[i].bound, (unsigned long long)best.traffic_bytes);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* With time left after the first sweep, the points with a gap are solved
+ * again (largest gap first), and the whole call holds its budget. */
+START_TEST(refinement_spends_the_time_left) {
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 400, 3);
+  fp_ilp_params prm;
+  fp_pareto_point pts[3];
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 4;
+  double t0 = fp_clock_now();
+  ck_assert_msg(fp_pareto(g, &prm, 3, fp_planner_find("auto"), pts, &err) ==
+                    FP_OK,
+                "%s", err.msg);
+  double took = fp_clock_now() - t0;
+  check_sweep(pts, 3);
+  int solves = 0, open = 0;
+  for (int i = 0; i < 3; i++) {
+    solves += pts[i].solves;
+    open += pts[i].gap > 0;
+  }
+  ck_assert_msg(open == 0 || solves > 3, "%d points open after %d solves", open,
+                solves);
+  ck_assert_msg(took < 4 * 1.1 + 0.5, "pareto took %.2f s of 4", took);
   fp_graph_destroy(g);
 }
 END_TEST
@@ -173,6 +242,8 @@ static Suite *pareto_suite(void) {
   tcase_set_timeout(op, 120);
   tcase_add_test(op, front_on_a_short_budget);
   tcase_add_test(op, front_with_auto);
+  tcase_add_loop_test(op, bounds_hold_under_every_limit, 0, 12);
+  tcase_add_test(op, refinement_spends_the_time_left);
   tcase_add_test(op, bad_arguments);
   suite_add_tcase(s, op);
   return s;
