@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "model/util.h"
+#include "solver/ilp_internal.h"
 #include "solver/solver_internal.h"
 #include "solver/window.h"
 
@@ -39,11 +40,18 @@
  * returned unused (a 185-node training graph stopped after 7.5 s of 120 s
  * with a 27.5% gap at the first level). */
 #define EFFORT_LEVELS 4
-/* Graphs up to this size first get the exact model, with this share of
- * the time: when it proves the optimum, that is the answer; when it does
- * not, its plan joins the starts of the window search. */
-#define EXACT_TRY_NODES 100
+/* Graphs up to this size may first get the exact model, with this share
+ * of the time: when it proves the optimum, that is the answer; when it
+ * does not, its plan joins the starts of the window search.  Whether to
+ * try is decided by the model's size (exact_worth_trying). */
+#define EXACT_TRY_NODES 150
 #define EXACT_TRY_SHARE 0.3
+/* GLPK's root LP on the exact model takes about this many seconds per
+ * squared row (measured on this project's machine: 25 s for the 14,520
+ * rows of a 50-node random graph; the hardest kind: transformer and mlp
+ * models of 6,400-7,200 rows were proved in under 10 s); the exact model
+ * is tried when its root LP should fit in its share. */
+#define LP_SECONDS_PER_ROW2 1.2e-7
 
 typedef struct lns {
   const fp_graph *g;
@@ -559,8 +567,32 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   return st;
 }
 
-/* Graphs up to EXACT_TRY_NODES: the exact ILP on EXACT_TRY_SHARE of the
- * time (all of it up to FP_ILP_EXACT_NODES).  *plan (caller frees) is its
+/* Whether the exact model is worth a try on g: always up to
+ * FP_ILP_EXACT_NODES nodes; up to EXACT_TRY_NODES when its root LP,
+ * judged by the rows of the model built here (without cluster rows),
+ * should fit in the try's time.  *try false on any failure: the
+ * window search does not need the try. */
+static void exact_worth_trying(const fp_graph *g, const fp_ilp_params *prm,
+                               bool *try) {
+  int32_t n = fp_graph_node_count(g);
+  uint64_t eager;
+  *try = n <= FP_ILP_EXACT_NODES;
+  if (*try || n > EXACT_TRY_NODES || solver_eager_peak(g, &eager, NULL) != FP_OK)
+    return;
+  fp_ilp_params p = *prm;
+  p.window = FP_ILP_WINDOW_EXACT;
+  ilp_model M;
+  uint64_t cap = prm->peak_limit == 0 ? eager : prm->peak_limit;
+  if (ilp_build(&M, g, &p, NULL, cap, prm->traffic_limit, NULL) == 0) {
+    double rows = glp_get_num_rows(M.lp);
+    *try = rows * rows * LP_SECONDS_PER_ROW2 <=
+           EXACT_TRY_SHARE * prm->time_limit_s;
+  }
+  ilp_free(&M);
+}
+
+/* The exact ILP on EXACT_TRY_SHARE of the time (all of it up to
+ * FP_ILP_EXACT_NODES).  *plan (caller frees) is its
  * answer; *proven when its first level is proven, which makes it auto's
  * answer (labelled so, its metrics in *m).  FP_EINFEASIBLE is returned
  * only when every plan is over the limits; other errors as fp_ilp_solve. */
@@ -598,7 +630,9 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   fp_ilp_params q = *prm;
   fp_plan *exact = NULL;
   double t0 = fp_clock_now();
-  if (fp_graph_node_count(g) <= EXACT_TRY_NODES) {
+  bool try_exact;
+  exact_worth_trying(g, prm, &try_exact);
+  if (try_exact) {
     bool proven = false;
     st = exact_first(g, prm, &exact, &proven, m, err);
     if (st != FP_OK || proven) {

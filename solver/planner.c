@@ -65,9 +65,10 @@ static fp_status run_exhaustive(const fp_graph *g, const fp_plan_request *req,
  * FP_PLANNER_PARETO, all follow from the row.
  */
 static const fp_planner planners[] = {
-    {"auto", "exact ILP to 40 nodes (tried to 100), window search beyond",
+    {"auto", "exact ILP to 40 nodes (tried to 150), window search beyond",
      "the exact ILP for graphs of at most\n"
-     "40 nodes, tried first on 30% of the time up to 100;\n"
+     "40 nodes, tried first on 30% of the time up to 150\n"
+     "when the model is small enough;\n"
      "else the best plan known, improved window by window\n"
      "with small exact ILPs (larger ones when passes stop\n"
      "improving) until the time limit; reports a lower\n"

@@ -130,8 +130,9 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
 
 /* Plans the whole graph within prm->time_limit_s (`--method auto`, the
  * default): graphs of at most FP_ILP_EXACT_NODES nodes go to the exact
- * ILP, and graphs of up to 100 nodes get it first on 30% of the time
- * (its answer is auto's when it proves the optimum).  Otherwise the
+ * ILP, and graphs of up to 150 nodes get it first on 30% of the time
+ * when the model's size says its root LP fits in that time (its answer
+ * is auto's when it proves the optimum).  Otherwise the
  * search starts from the best plan meeting the limits among the
  * heuristics, the starts and that exact attempt, and improves it by
  * re-solving windows of consecutive steps as small exact ILPs with

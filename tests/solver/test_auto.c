@@ -372,6 +372,52 @@ START_TEST(auto_any_objective_and_limits) {
 }
 END_TEST
 
+/* Above FP_ILP_EXACT_NODES nodes, a model small enough for the time
+ * limit is tried exactly first: a 44-node generated MLP (4,758 rows) is
+ * proved optimal, where the window search alone reports a gap. */
+START_TEST(auto_tries_the_exact_model) {
+  fp_graph *g = tu_generated(FP_GEN_MLP, 44, 1);
+  fp_ilp_params prm;
+  fp_metrics m;
+  fp_error err;
+  fp_plan *p = fp_plan_create();
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 60;
+  ck_assert_int_gt(fp_graph_node_count(g), FP_ILP_EXACT_NODES);
+  ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  ck_assert_str_eq(si->method, "auto");
+  ck_assert_str_eq(si->status, "optimal");
+  ck_assert_int_ge(si->levels_proven, 1);
+  ck_assert(si->bound >= si->objective);
+  fp_metrics check = tu_eval(g, p);
+  ck_assert_uint_eq(check.traffic_bytes, m.traffic_bytes);
+  ck_assert(si->objective == (double)m.traffic_bytes);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Passes that improve nothing raise the effort instead of ending the
+ * search: with a gap left, auto works until its time limit. */
+START_TEST(auto_uses_its_time) {
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 300, 2);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 3;
+  double t0 = fp_clock_now();
+  ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, NULL), FP_OK);
+  double took = fp_clock_now() - t0;
+  const fp_solver_info *si = fp_plan_solver_const(p);
+  ck_assert_msg(strcmp(si->status, "optimal") == 0 || took >= 0.8 * 3,
+                "stopped after %.2f s of 3 with a gap of %g", took, si->gap);
+  ck_assert_msg(took <= 1.1 * 3 + 0.2, "took %.2f s of 3", took);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* Same seed, one job: the same plan, group for group. */
 START_TEST(auto_is_reproducible) {
   fp_graph *g = tu_generated(FP_GEN_RANDOM, 50, 3);
@@ -467,6 +513,8 @@ static Suite *suite(void) {
   TCase *o = tcase_create("operation");
   tcase_set_timeout(o, 300);
   tcase_add_test(o, auto_is_reproducible);
+  tcase_add_test(o, auto_tries_the_exact_model);
+  tcase_add_test(o, auto_uses_its_time);
   tcase_add_test(o, auto_cancel_returns_a_plan);
   tcase_add_test(o, auto_bad_params_and_infeasible);
   suite_add_tcase(s, o);
