@@ -22,6 +22,7 @@
  * calls this file for its cluster cuts, so calling back would be a
  * circle.  Calls: ilp_model.c, mip.c, window.c, services.c, params.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,7 +144,21 @@ typedef struct cluster_build {
   int32_t *members;  /* N(S), ascending */
   int32_t count;
   fp_graph *sg;
+  /* Paths between members through the rest of the graph (add_paths):
+   * reach[i*count+j] -- member j is a descendant of member i; fused[..]
+   * -- it is reached by a path whose inner nodes may all share member i's
+   * group (compatible with it).  seen/queue: a BFS over g's nodes. */
+  uint8_t *reach, *fused;
+  uint8_t *edge; /* edge[i*count+j]: j reads i's order buffer */
+  int32_t *seen, *queue; /* seen: 2*gen+1 / 2*gen+2, below: not yet */
+  int32_t gen;           /* one per search, so seen needs no reset */
+  int32_t *order_buf; /* member -> its order buffer in sg, or -1 */
 } cluster_build;
+
+/* Nodes one path search may visit; past it the search gives up on that
+ * member (its paths are left out: the cluster graph only gets weaker,
+ * never wrong). */
+#define PATH_VISIT_CAP 4096
 
 /* N(S) of the cluster, ascending, into B->members. */
 static void collect_members(cluster_build *B) {
@@ -164,6 +179,72 @@ static void collect_members(cluster_build *B) {
     B->node_map[B->members[i]] = i;
 }
 
+/* Searches the descendants of member i (up to the last member's index)
+ * and records which members it reaches, and which it reaches through
+ * inner nodes compatible with it.  false when the search hit
+ * PATH_VISIT_CAP (then nothing is recorded for i). */
+static bool search_paths(cluster_build *B, int32_t i) {
+  const fp_graph *g = B->g;
+  int32_t u = B->members[i], last = B->members[B->count - 1];
+  int32_t head = 0, tail = 0, visits = 0, any = 2 * ++B->gen + 1,
+          fusible = any + 1;
+  uint8_t *reach = B->reach + (size_t)i * B->count;
+  uint8_t *fused = B->fused + (size_t)i * B->count;
+  /* seen[w]: `any` reached by some path, `fusible` by one whose inner
+   * nodes are all compatible with u; each node is queued at most twice */
+  B->queue[tail++] = u;
+  B->seen[u] = fusible;
+  while (head < tail) {
+    int32_t w = B->queue[head++];
+    bool via_ok = B->seen[w] == fusible &&
+                  (w == u || fp_graph_compatible(g, u, w));
+    const fp_node *nd = fp_graph_node(g, w);
+    for (int32_t a = 0; a < nd->n_writes; a++) {
+      const fp_buffer *buf = fp_graph_buffer(g, nd->writes[a]);
+      for (int32_t r = 0; r < buf->n_readers; r++) {
+        int32_t x = buf->readers[r];
+        int32_t want = via_ok ? fusible : any;
+        if (x > last || B->seen[x] >= want)
+          continue;
+        B->queue[tail++] = x; /* new, or upgraded to fusible */
+        B->seen[x] = want;
+        if (++visits > PATH_VISIT_CAP)
+          return false;
+      }
+    }
+  }
+  for (int32_t j = i + 1; j < B->count; j++) {
+    int32_t v = B->members[j];
+    reach[j] = B->seen[v] >= any;
+    fused[j] = B->seen[v] == fusible;
+  }
+  return true;
+}
+
+/* Whether member j reads a buffer member i writes (a direct link, which
+ * the cluster graph keeps anyway). */
+static bool linked(const cluster_build *B, int32_t i, int32_t j) {
+  const fp_node *nd = fp_graph_node(B->g, B->members[j]);
+  for (int32_t a = 0; a < nd->n_reads; a++)
+    if (fp_graph_buffer(B->g, nd->reads[a].buffer)->writer == B->members[i])
+      return true;
+  return false;
+}
+
+/* Whether the order of members i < j needs an edge of its own: j is a
+ * descendant of i, not linked to it directly, and no member between them
+ * carries the order (i reaches k and k reaches j). */
+static bool needs_order_edge(const cluster_build *B, int32_t i, int32_t j) {
+  const uint8_t *R = B->reach;
+  size_t c = (size_t)B->count;
+  if (!R[i * c + j] || linked(B, i, j))
+    return false;
+  for (int32_t k = i + 1; k < j; k++)
+    if (R[i * c + k] && R[k * c + j])
+      return false;
+  return true;
+}
+
 /* Buffer b in the cluster graph: its own bytes when it belongs to the
  * cluster, else zero bytes (it only carries an order).  -1 when b is not
  * part of the cluster graph (an outside input, or written outside). */
@@ -180,30 +261,95 @@ static int32_t cluster_buffer(cluster_build *B, int32_t b, fp_error *err) {
   return B->buf_map[b] >= 0 ? B->buf_map[b] : -2;
 }
 
-/* Adds member v with the reads and writes the cluster graph keeps.
- * 0, or -1 with err set. */
-static int add_member(cluster_build *B, int32_t v, fp_read *reads,
+/* Adds member i with the reads and writes the cluster graph keeps, plus
+ * the order buffers of add_paths: its own (written) and those of the
+ * members whose order it must follow (read, zero bytes).  reads must hold
+ * n_reads + count entries, writes n_writes + 1.  0, or -1 with err set. */
+static int add_member(cluster_build *B, int32_t i, fp_read *reads,
                       int32_t *writes, fp_error *err) {
-  const fp_node *n = fp_graph_node(B->g, v);
+  const fp_node *n = fp_graph_node(B->g, B->members[i]);
   int32_t nr = 0, nw = 0;
-  for (int32_t i = 0; i < n->n_writes; i++) /* writes first: own buffers */
-    if ((writes[nw] = cluster_buffer(B, n->writes[i], err)) < -1)
+  for (int32_t a = 0; a < n->n_writes; a++) /* writes first: own buffers */
+    if ((writes[nw] = cluster_buffer(B, n->writes[a], err)) < -1)
       return -1;
     else if (writes[nw] >= 0)
       nw++;
-  for (int32_t i = 0; i < n->n_reads; i++) {
-    int32_t b = n->reads[i].buffer, sb = cluster_buffer(B, b, err);
+  if (B->order_buf[i] >= 0)
+    writes[nw++] = B->order_buf[i];
+  for (int32_t a = 0; a < n->n_reads; a++) {
+    int32_t b = n->reads[a].buffer, sb = cluster_buffer(B, b, err);
     if (sb < -1)
       return -1;
     if (sb < 0)
       continue;
-    reads[nr] = n->reads[i];
+    reads[nr] = n->reads[a];
     reads[nr].buffer = sb;
-    reads[nr++].bytes = B->C->of[b] == B->c ? n->reads[i].bytes : 0;
+    reads[nr++].bytes = B->C->of[b] == B->c ? n->reads[a].bytes : 0;
   }
+  for (int32_t h = 0; h < i; h++)
+    if (B->edge[(size_t)h * B->count + i]) {
+      reads[nr] = (fp_read){B->order_buf[h], 0, 0};
+      nr++;
+    }
   fp_node_spec spec = {n->name, n->kind, n->numel, n->rnumel, nr,
                        nw,      reads,   writes,   NULL};
   return fp_graph_add_node(B->sg, &spec, err) >= 0 ? 0 : -1;
+}
+
+/* The order buffer of member i (zero bytes, written by it): a name that
+ * no buffer of g or sg has.  0, or -1 with err set. */
+static int add_order_buffer(cluster_build *B, int32_t i, fp_error *err) {
+  char name[64];
+  int32_t tries = 0;
+  do
+    snprintf(name, sizeof name, "~order%d.%d", (int)i, (int)tries++);
+  while (fp_graph_find_buffer(B->g, name) >= 0 ||
+         fp_graph_find_buffer(B->sg, name) >= 0);
+  B->order_buf[i] = fp_graph_add_buffer(B->sg, name, 0, false, false, err);
+  return B->order_buf[i] >= 0 ? 0 : -1;
+}
+
+/* Paths between members through nodes outside N(S) (docs/solver.md,
+ * "Bounds"): any legal plan keeps their order and, when no path's inner
+ * nodes can all share the first member's group, never puts the two in
+ * one group (a group holding both holds every node on a path between
+ * them).  The order becomes zero-byte order buffers (only where no direct
+ * link or member in between carries it), the separation an unfusible
+ * pair (added by add_separations).  0, or -1 when out of memory. */
+static int add_paths(cluster_build *B) {
+  size_t c = (size_t)B->count;
+  free(B->reach);
+  free(B->fused);
+  free(B->edge);
+  free(B->order_buf);
+  B->reach = calloc(c * c + 1, 1);
+  B->fused = calloc(c * c + 1, 1);
+  B->edge = calloc(c * c + 1, 1);
+  B->order_buf = malloc((c + 1) * sizeof *B->order_buf);
+  if (!B->reach || !B->fused || !B->edge || !B->order_buf)
+    return -1;
+  for (size_t i = 0; i < c; i++) {
+    B->order_buf[i] = -1;
+    search_paths(B, (int32_t)i); /* a capped search records nothing */
+  }
+  for (size_t i = 0; i < c; i++)
+    for (size_t j = i + 1; j < c; j++)
+      B->edge[i * c + j] = needs_order_edge(B, (int32_t)i, (int32_t)j);
+  return 0;
+}
+
+/* The unfusible pairs add_paths found, into sg (not yet finalized). */
+static fp_status add_separations(cluster_build *B, fp_error *err) {
+  size_t c = (size_t)B->count;
+  for (size_t i = 0; i < c; i++)
+    for (size_t j = i + 1; j < c; j++) {
+      int32_t u = B->members[i], v = B->members[j];
+      if (B->reach[i * c + j] && !B->fused[i * c + j] &&
+          fp_graph_compatible(B->g, u, v) &&
+          fp_graph_add_unfusible(B->sg, (int32_t)i, (int32_t)j, err) != FP_OK)
+        return err->code;
+    }
+  return FP_OK;
 }
 
 /* Outputs and unfusible pairs of the cluster graph, then finalize. */
@@ -215,6 +361,8 @@ static fp_status finish_graph(cluster_build *B, fp_error *err) {
       return err->code;
   }
   fp_status st = sub_copy_unfusible(B->sg, B->g, B->members, B->count, err);
+  if (st == FP_OK)
+    st = add_separations(B, err);
   return st == FP_OK ? fp_graph_finalize(B->sg, err) : st;
 }
 
@@ -227,17 +375,22 @@ static fp_status build_cluster(cluster_build *B, int32_t c, int32_t k,
   B->c = c;
   collect_members(B);
   B->sg = fp_graph_create(fp_graph_name(B->g));
-  if (!B->sg || fp_graph_set_max_fusion_size(B->sg, k, err) != FP_OK)
+  if (!B->sg || fp_graph_set_max_fusion_size(B->sg, k, err) != FP_OK ||
+      add_paths(B) != 0)
     goto fail;
   for (int32_t i = 0; i < B->count; i++) {
     const fp_node *n = fp_graph_node(B->g, B->members[i]);
     free(reads);
     free(writes);
-    reads = malloc(((size_t)n->n_reads + 1) * sizeof *reads);
-    writes = malloc(((size_t)n->n_writes + 1) * sizeof *writes);
+    reads = malloc(((size_t)n->n_reads + B->count + 1) * sizeof *reads);
+    writes = malloc(((size_t)n->n_writes + 2) * sizeof *writes);
     if (!reads || !writes)
       goto fail;
-    if (add_member(B, B->members[i], reads, writes, err) != 0) {
+    bool has_out = false;
+    for (int32_t j = i + 1; j < B->count && !has_out; j++)
+      has_out = B->edge[(size_t)i * B->count + j];
+    if ((has_out && add_order_buffer(B, i, err) != 0) ||
+        add_member(B, i, reads, writes, err) != 0) {
       st = err->code;
       goto fail;
     }
@@ -372,7 +525,11 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   B.node_map = malloc(((size_t)n + 1) * sizeof *B.node_map);
   B.buf_map = malloc(((size_t)nb + 1) * sizeof *B.buf_map);
   B.members = malloc(((size_t)n + 1) * sizeof *B.members);
-  if (!B.node_map || !B.buf_map || !B.members || make_clusters(g, &C) != 0 ||
+  B.seen = malloc(((size_t)n + 1) * sizeof *B.seen);
+  B.queue = malloc(((size_t)PATH_VISIT_CAP + 2) * sizeof *B.queue);
+  if (B.seen)
+    memset(B.seen, 0, ((size_t)n + 1) * sizeof *B.seen);
+  if (!B.node_map || !B.buf_map || !B.members || !B.seen || !B.queue || make_clusters(g, &C) != 0 ||
       index_clusters(g, &C) != 0 ||
       !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -395,6 +552,12 @@ fail:
   free(B.node_map);
   free(B.buf_map);
   free(B.members);
+  free(B.seen);
+  free(B.queue);
+  free(B.reach);
+  free(B.fused);
+  free(B.edge);
+  free(B.order_buf);
   free_clusters(&C);
   return st;
 }
