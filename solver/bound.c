@@ -30,6 +30,7 @@
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
 #include "solver/solver_internal.h"
+#include "solver/solver_test.h"
 #include "solver/window.h"
 
 /* Cluster sizes (nodes of N(S)) tried in turn, each a full partition of
@@ -38,7 +39,15 @@
  * 200-node transformer: 1.148e9 at 8 nodes in 0.11 s, 1.167e9 at 12 in
  * 0.2 s, 1.139e9 at 24 in 8 s, where more clusters stop at the node
  * limit); larger ones see more interactions when they are solved. */
-static const int32_t cluster_sizes[SOLVER_MAX_PARTITIONS] = {8, 12, 16, 24};
+static const int32_t default_sizes[SOLVER_MAX_PARTITIONS] = {8, 12, 16, 24};
+static int32_t cluster_sizes[SOLVER_MAX_PARTITIONS] = {8, 12, 16, 24};
+static int n_sizes = SOLVER_MAX_PARTITIONS;
+
+void solver_test_cluster_sizes(const int32_t *sizes, int n) {
+  n_sizes = n > 0 && n <= SOLVER_MAX_PARTITIONS ? n : SOLVER_MAX_PARTITIONS;
+  for (int i = 0; i < n_sizes; i++)
+    cluster_sizes[i] = n > 0 ? sizes[i] : default_sizes[i];
+}
 /* Branch-and-bound nodes per cluster ILP. */
 #define CLUSTER_NODE_LIMIT 50
 /* Wall-clock cap per cluster ILP, seconds. */
@@ -577,7 +586,7 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
   memset(cuts, 0, sizeof *cuts);
   double deadline = fp_clock_now() + time_s;
   for (size_t i = 0;
-       i < sizeof cluster_sizes / sizeof *cluster_sizes &&
+       i < (size_t)n_sizes &&
        fp_clock_now() < deadline && !(prm->cancel && *prm->cancel);
        i++) {
     solver_partition *part = &cuts->part[cuts->n++];

@@ -5,10 +5,19 @@
 #ifndef FP_SOLVER_TEST_H
 #define FP_SOLVER_TEST_H
 
+#include <stdint.h>
+
 /* on != 0: from now on every MIP run on the calling thread (the ILP's and
  * the cluster bounds') fails inside GLPK, as a GLPK internal error would,
  * which exercises the error-hook recovery of mip.c; on == 0: GLPK runs
  * normally again.  Cannot fail. */
 void solver_test_inject_fault(int on);
+
+/* The cluster sizes fp_lower_bound's partitions use, from now on:
+ * `sizes` (n of them, 1..4, each >= 1), or the defaults when n == 0.
+ * Small clusters make most paths between a cluster's nodes run through
+ * the rest of the graph, which is what the tests of those paths need.
+ * Not thread-safe; cannot fail. */
+void solver_test_cluster_sizes(const int32_t *sizes, int n);
 
 #endif /* FP_SOLVER_TEST_H */

@@ -14,6 +14,7 @@
 #include "heuristics/heuristics.h"
 #include "model/util.h"
 #include "solver/solver.h"
+#include "solver/solver_test.h"
 #include "solver/window.h"
 #include "tests/testutil.h"
 
@@ -114,6 +115,34 @@ START_TEST(bound_below_exhaustive_optimum) {
     ck_assert(bound >= fp_objective_value(&prm, &s));
     fp_plan_destroy(p);
   }
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* The same with clusters of 2-5 nodes, where most paths between a
+ * cluster's nodes run through the rest of the graph: the order buffers
+ * and separations that bound.c adds for them must never cut off a legal
+ * plan, so the bound stays at most the optimum. */
+START_TEST(path_separations_never_exceed_optimum) {
+  static const int32_t small[] = {2, 3, 4, 5};
+  tu_rng r = {(uint64_t)_i * 7727 + 5};
+  fp_graph *g = tu_random_graph(&r, 5, 9);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  double bound;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  ck_assert_int_eq(fp_exhaustive(g, &prm, p, &m, &err), FP_OK);
+  solver_test_cluster_sizes(small, 4);
+  fp_status st = fp_lower_bound(g, &prm, 5.0, &bound, &err);
+  solver_test_cluster_sizes(NULL, 0);
+  ck_assert_int_eq(st, FP_OK);
+  ck_assert_msg(bound <= (double)m.traffic_bytes,
+                "seed %d: bound %.17g above the optimum %llu", _i, bound,
+                (unsigned long long)m.traffic_bytes);
+  fp_plan_destroy(p);
   fp_graph_destroy(g);
 }
 END_TEST
@@ -499,6 +528,7 @@ static Suite *suite(void) {
   tcase_set_timeout(b, 300);
   tcase_add_loop_test(b, bound_below_exhaustive_optimum, 0, 150);
   tcase_add_test(b, bound_is_stronger_than_structural);
+  tcase_add_loop_test(b, path_separations_never_exceed_optimum, 0, 200);
   tcase_add_loop_test(b, bound_below_heuristics_on_generated, 0, 4);
   suite_add_tcase(s, b);
   TCase *a = tcase_create("search");
