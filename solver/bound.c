@@ -157,7 +157,7 @@ typedef struct cluster_build {
    * reach[i*count+j] -- member j is a descendant of member i; fused[..]
    * -- it is reached by a path whose inner nodes may all share member i's
    * group (compatible with it).  seen/queue: a BFS over g's nodes. */
-  uint8_t *reach, *fused;
+  uint8_t *reach, *fused, *bfused;
   uint8_t *edge; /* edge[i*count+j]: j reads i's order buffer */
   int32_t *seen, *queue; /* seen: 2*gen+1 / 2*gen+2, below: not yet */
   int32_t gen;           /* one per search, so seen needs no reset */
@@ -188,46 +188,76 @@ static void collect_members(cluster_build *B) {
     B->node_map[B->members[i]] = i;
 }
 
-/* Searches the descendants of member i (up to the last member's index)
- * and records which members it reaches, and which it reaches through
- * inner nodes compatible with it.  false when the search hit
- * PATH_VISIT_CAP (then nothing is recorded for i). */
-static bool search_paths(cluster_build *B, int32_t i) {
+/* Queues node x in a path search from `from` (see search_paths) when it
+ * is new or is now reached by a fusible path.  false past the cap. */
+static bool visit(cluster_build *B, int32_t x, int32_t want, int32_t *tail,
+                  int32_t *visits) {
+  if (B->seen[x] >= want)
+    return true;
+  B->queue[(*tail)++] = x;
+  B->seen[x] = want;
+  return ++*visits <= PATH_VISIT_CAP;
+}
+
+/* Searches from member i over g's nodes between the first and the last
+ * member: its descendants (forward) or its ancestors (backward).  Marks
+ * each node `any` when some path reaches it, `fusible` when one does
+ * whose inner nodes are all compatible with member i.  false when the
+ * search hit PATH_VISIT_CAP.  Each node is queued at most twice. */
+static bool search(cluster_build *B, int32_t i, bool forward, int32_t any) {
   const fp_graph *g = B->g;
-  int32_t u = B->members[i], last = B->members[B->count - 1];
-  int32_t head = 0, tail = 0, visits = 0, any = 2 * ++B->gen + 1,
-          fusible = any + 1;
-  uint8_t *reach = B->reach + (size_t)i * B->count;
-  uint8_t *fused = B->fused + (size_t)i * B->count;
-  /* seen[w]: `any` reached by some path, `fusible` by one whose inner
-   * nodes are all compatible with u; each node is queued at most twice */
+  int32_t u = B->members[i], first = B->members[0],
+          last = B->members[B->count - 1];
+  int32_t head = 0, tail = 0, visits = 0, fusible = any + 1;
   B->queue[tail++] = u;
   B->seen[u] = fusible;
   while (head < tail) {
     int32_t w = B->queue[head++];
-    bool via_ok = B->seen[w] == fusible &&
-                  (w == u || fp_graph_compatible(g, u, w));
+    int32_t want = B->seen[w] == fusible &&
+                           (w == u || fp_graph_compatible(g, u, w))
+                       ? fusible
+                       : any;
     const fp_node *nd = fp_graph_node(g, w);
-    for (int32_t a = 0; a < nd->n_writes; a++) {
-      const fp_buffer *buf = fp_graph_buffer(g, nd->writes[a]);
-      for (int32_t r = 0; r < buf->n_readers; r++) {
-        int32_t x = buf->readers[r];
-        int32_t want = via_ok ? fusible : any;
-        if (x > last || B->seen[x] >= want)
-          continue;
-        B->queue[tail++] = x; /* new, or upgraded to fusible */
-        B->seen[x] = want;
-        if (++visits > PATH_VISIT_CAP)
+    if (!forward) {
+      for (int32_t a = 0; a < nd->n_reads; a++) {
+        int32_t x = fp_graph_buffer(g, nd->reads[a].buffer)->writer;
+        if (x >= first && !visit(B, x, want, &tail, &visits))
           return false;
       }
+      continue;
+    }
+    for (int32_t a = 0; a < nd->n_writes; a++) {
+      const fp_buffer *buf = fp_graph_buffer(g, nd->writes[a]);
+      for (int32_t r = 0; r < buf->n_readers; r++)
+        if (buf->readers[r] <= last &&
+            !visit(B, buf->readers[r], want, &tail, &visits))
+          return false;
     }
   }
-  for (int32_t j = i + 1; j < B->count; j++) {
-    int32_t v = B->members[j];
-    reach[j] = B->seen[v] >= any;
-    fused[j] = B->seen[v] == fusible;
-  }
   return true;
+}
+
+/* Paths from member i: which later members it reaches (reach), and
+ * through inner nodes compatible with i (fused); then, searching back
+ * from i, which earlier members reach it through inner nodes compatible
+ * with i (bfused[h][i]).  A capped search records nothing: its pairs get
+ * no order and no separation. */
+static void search_paths(cluster_build *B, int32_t i) {
+  size_t c = (size_t)B->count;
+  int32_t any = 2 * ++B->gen + 1;
+  if (search(B, i, true, any))
+    for (size_t j = (size_t)i + 1; j < c; j++) {
+      int32_t v = B->seen[B->members[j]];
+      B->reach[i * c + j] = v >= any;
+      B->fused[i * c + j] = v == any + 1;
+    }
+  any = 2 * ++B->gen + 1;
+  if (search(B, i, false, any))
+    for (size_t h = 0; h < (size_t)i; h++)
+      B->bfused[h * c + i] = B->seen[B->members[h]] == any + 1;
+  else
+    for (size_t h = 0; h < (size_t)i; h++)
+      B->bfused[h * c + i] = 1; /* unknown: no separation from this side */
 }
 
 /* Whether member j reads a buffer member i writes (a direct link, which
@@ -329,17 +359,19 @@ static int add_paths(cluster_build *B) {
   size_t c = (size_t)B->count;
   free(B->reach);
   free(B->fused);
+  free(B->bfused);
   free(B->edge);
   free(B->order_buf);
   B->reach = calloc(c * c + 1, 1);
   B->fused = calloc(c * c + 1, 1);
+  B->bfused = calloc(c * c + 1, 1);
   B->edge = calloc(c * c + 1, 1);
   B->order_buf = malloc((c + 1) * sizeof *B->order_buf);
-  if (!B->reach || !B->fused || !B->edge || !B->order_buf)
+  if (!B->reach || !B->fused || !B->bfused || !B->edge || !B->order_buf)
     return -1;
   for (size_t i = 0; i < c; i++) {
     B->order_buf[i] = -1;
-    search_paths(B, (int32_t)i); /* a capped search records nothing */
+    search_paths(B, (int32_t)i);
   }
   for (size_t i = 0; i < c; i++)
     for (size_t j = i + 1; j < c; j++)
@@ -353,7 +385,8 @@ static fp_status add_separations(cluster_build *B, fp_error *err) {
   for (size_t i = 0; i < c; i++)
     for (size_t j = i + 1; j < c; j++) {
       int32_t u = B->members[i], v = B->members[j];
-      if (B->reach[i * c + j] && !B->fused[i * c + j] &&
+      if (B->reach[i * c + j] &&
+          (!B->fused[i * c + j] || !B->bfused[i * c + j]) &&
           fp_graph_compatible(B->g, u, v) &&
           fp_graph_add_unfusible(B->sg, (int32_t)i, (int32_t)j, err) != FP_OK)
         return err->code;
@@ -565,6 +598,7 @@ fail:
   free(B.queue);
   free(B.reach);
   free(B.fused);
+  free(B.bfused);
   free(B.edge);
   free(B.order_buf);
   free_clusters(&C);
