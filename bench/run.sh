@@ -67,6 +67,12 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/dominance.sh" "$builddir/fuseplan"
   echo
+  echo "## Pareto fronts with proofs on trade-off graphs (issue: certification)"
+  echo
+  echo "\`bench/pareto.sh\` prints this (\`FP_PARETO_S\` seconds per front, default 120)."
+  echo
+  bash "$srcdir/bench/pareto.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"
