@@ -48,6 +48,7 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->cancel = NULL;
   prm->jobs = FP_AUTO_DEFAULT_JOBS;
   prm->seed = FP_AUTO_DEFAULT_SEED;
+  prm->known_bound = NAN;
 }
 
 /* FP_OK, or FP_EARG with a message naming the first bad field.  The

@@ -11,10 +11,9 @@
  * limit; plans[i] meets limit i and pts[i].m are its evaluator figures;
  * pts[i].bound is at most the traffic of every legal plan with peak <=
  * pts[i].peak_limit.  Two facts keep it and strengthen it for free:
- * a plan meeting limit i meets every larger limit, so a point may take
- * the plan of a point before it; and the least traffic can only fall as
- * the limit grows, so a point's bound also holds for every point before
- * it.
+ * a point may take the plan of any point whose peak meets its limit; and
+ * the least traffic can only fall as the limit grows, so a point's bound
+ * also holds for every point before it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,7 +29,7 @@
 #define SWEEP_TIME_SHARE 0.5
 /* Share of the budget for one traffic bound valid at every point (the
  * per-solve bounds get only each solve's share, and vary with it). */
-#define BOUND_TIME_SHARE 0.1
+#define BOUND_TIME_SHARE 0.25
 /* A re-solve gets at least this many seconds (or what is left). */
 #define REFINE_MIN_S 0.5
 /* Re-solves of one point in a row without progress before it is left. */
@@ -45,7 +44,8 @@ typedef struct sweep {
   fp_plan **plans;
   int32_t n;
   double deadline;
-  int *stalls; /* re-solves in a row that changed nothing */
+  int *stalls;   /* re-solves in a row that changed nothing */
+  double common; /* the traffic bound of common_bound (NaN: none yet) */
 } sweep;
 
 /* One solve of the sweep: the planner on parameters p (a request with
@@ -92,12 +92,14 @@ static fp_status ends(sweep *S, double each, fp_plan *low, fp_plan *plan,
   fp_ilp_params *p = &S->p;
   p->objective = FP_OBJECTIVE_PEAK;
   p->peak_limit = FP_NO_LIMIT;
+  p->known_bound = NAN; /* the common bound is on traffic */
   p->time_limit_s = each;
   fp_status st = solve(S->pl, S->g, p, low, &m, err);
   if (st != FP_OK)
     return st;
   *p0 = m.peak_bytes;
   p->objective = FP_OBJECTIVE_TRAFFIC;
+  p->known_bound = S->common;
   p->time_limit_s = slice(S, each) > 0 ? slice(S, each) : 0.05;
   st = solve(S->pl, S->g, p, plan, &m, err);
   *p1 = m.peak_bytes > *p0 ? m.peak_bytes : *p0;
@@ -139,19 +141,27 @@ static fp_status solve_point(sweep *S, int32_t i, const fp_plan *warm,
   return FP_OK;
 }
 
-/* Restores the invariant after a solve: plans flow to larger limits,
- * bounds to smaller ones; then statuses and gaps follow the figures.
+/* Restores the invariant after a solve: a point takes the best plan of
+ * any point that meets its limit, bounds flow to smaller limits; then
+ * statuses and gaps follow the figures.
  * FP_OK or FP_ENOMEM. */
 static fp_status propagate(sweep *S, fp_error *err) {
   fp_status st = FP_OK;
-  for (int32_t i = 1; st == FP_OK && i < S->n; i++) {
-    fp_pareto_point *a = &S->pts[i - 1], *b = &S->pts[i];
-    if (a->m.traffic_bytes < b->m.traffic_bytes ||
-        (a->m.traffic_bytes == b->m.traffic_bytes &&
-         a->m.peak_bytes < b->m.peak_bytes)) {
-      b->m = a->m;
-      memcpy(b->status, a->status, sizeof b->status);
-      st = fp_plan_copy(S->plans[i], S->plans[i - 1], err);
+  for (int32_t i = 0; st == FP_OK && i < S->n; i++) {
+    fp_pareto_point *b = &S->pts[i];
+    int32_t best = i;
+    for (int32_t j = 0; j < S->n; j++) {
+      const fp_metrics *a = &S->pts[j].m, *c = &S->pts[best].m;
+      if (a->peak_bytes <= b->peak_limit &&
+          (a->traffic_bytes < c->traffic_bytes ||
+           (a->traffic_bytes == c->traffic_bytes &&
+            a->peak_bytes < c->peak_bytes)))
+        best = j;
+    }
+    if (best != i) {
+      b->m = S->pts[best].m;
+      memcpy(b->status, S->pts[best].status, sizeof b->status);
+      st = fp_plan_copy(S->plans[i], S->plans[best], err);
     }
   }
   for (int32_t i = S->n - 2; i >= 0; i--)
@@ -238,6 +248,7 @@ static fp_status sweep_init(sweep *S, const fp_graph *g, const fp_ilp_params *pr
   S->pl = pl;
   S->p = *prm;
   S->p.lp_out = S->p.mps_out = NULL;
+  S->common = NAN;
   S->pts = out;
   S->n = n;
   S->deadline = fp_clock_now() + prm->time_limit_s;
@@ -273,6 +284,7 @@ static fp_status common_bound(sweep *S, double seconds, fp_error *err) {
   fp_status st = fp_lower_bound(S->g, &p, seconds, &b, err);
   for (int32_t i = 0; st == FP_OK && i < S->n; i++)
     S->pts[i].bound = b;
+  S->common = b; /* the traffic solves need not compute it again */
   return st;
 }
 

@@ -98,6 +98,10 @@ typedef struct fp_ilp_params {
   int32_t jobs;  /* >= 1: windows solved in parallel (default 1) */
   uint64_t seed; /* window placement; same seed, jobs 1 and no time-limit
                     cut: same plan */
+  double known_bound; /* NaN (default), or a lower bound on the objective
+                         already known to hold for every legal plan within
+                         the limits: the search takes it instead of
+                         computing its own (fp_pareto's common bound) */
 } fp_ilp_params;
 
 /* Fills `prm` with the defaults above. */
