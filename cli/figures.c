@@ -148,10 +148,14 @@ static plot_marker kind_marker(fig_kind k) {
 /* Draws a marker with its tooltip, and makes it an obstacle. */
 static void marker(FILE *f, layout *L, plot_marker mk, double px, double py,
                    const char *color, const char *name, const fp_metrics *m) {
-  char tip[256], t[32], p[32];
-  snprintf(tip, sizeof tip, "%s: traffic %s, peak %s, %d kernels", name,
-           plot_bytes((double)m->traffic_bytes, t, sizeof t),
-           plot_bytes((double)m->peak_bytes, p, sizeof p), (int)m->kernels);
+  char tip[320], t[32], p[32];
+  /* The exact byte counts too: the axes are rounded, the tooltip is not. */
+  snprintf(tip, sizeof tip,
+           "%s: traffic %s (%llu bytes), peak %s (%llu bytes), %d kernels",
+           name, plot_bytes((double)m->traffic_bytes, t, sizeof t),
+           (unsigned long long)m->traffic_bytes,
+           plot_bytes((double)m->peak_bytes, p, sizeof p),
+           (unsigned long long)m->peak_bytes, (int)m->kernels);
   plot_marker_svg(f, mk, px, py, color, tip);
   add_obstacle(L, plot_marker_box(px, py));
 }
