@@ -60,26 +60,16 @@ static double ratio(uint64_t a, uint64_t b) {
   return b ? (double)a / (double)b : 1.0;
 }
 
-/* Writes SVG text made by a figure (NULL: out of memory) to path; 0 or
- * the exit code of what failed, printed. */
-static int write_svg(const char *path, char *svg) {
-  if (!svg)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  int rc = cli_write_file(path, svg);
-  free(svg);
-  return rc;
-}
-
 /* Writes the per-step timeline as CSV (node names quoted), or as SVG
  * when the name ends in .svg. */
-static int write_timeline(const char *path, const char *name,
-                          const fp_graph *g, const fp_plan *p,
-                          const fp_step *tl, const fp_metrics *m) {
+static int write_timeline(const char *path, const char *name, const fp_graph *g,
+                          const fp_plan *p, const fp_step *tl,
+                          const fp_metrics *m) {
   char *text = NULL, label[FIG_NAME_MAX + 8];
   size_t len = 0;
   if (fp_path_has_suffix(path, ".svg")) {
     const fig_series s = {fig_short_name(name, label, sizeof label), p, tl, m};
-    return write_svg(path, fig_timeline_svg(g, &s, 1));
+    return cli_write_text(path, fig_timeline_svg(g, &s, 1));
   }
   FILE *f = open_memstream(&text, &len);
   if (!f)
@@ -317,7 +307,7 @@ static int compare_timeline(const char *path, const fp_graph *g,
   fig_series s[CLI_MAX_POS];
   for (int i = 0; i < k->n; i++)
     s[i] = (fig_series){kept_name(k, i), k->plans[i], k->steps[i], &k->m[i]};
-  return write_svg(path, fig_timeline_svg(g, s, k->n));
+  return cli_write_text(path, fig_timeline_svg(g, s, k->n));
 }
 
 static void kept_free(kept_plans *k) {

@@ -161,15 +161,6 @@ static char *front_svg(const fp_graph *g, const char *method,
   return fig_pareto_svg(fp_graph_name(g), method, pts, n, marks, nh);
 }
 
-/* Writes text to path (NULL text: out of memory); 0 or an exit code. */
-static int write_out(const char *path, char *text) {
-  if (!text)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  int rc = cli_write_file(path, text);
-  free(text);
-  return rc;
-}
-
 /* The row --method names (NULL when unknown or unable to drive the
  * sweep); the default row without --method. */
 static const fp_planner *pick_method(const char *m) {
@@ -251,11 +242,12 @@ int cmd_pareto(int argc, char **argv) {
       hp[nh++].name = start_paths[i];
   print_table(pts, (int32_t)npts, hp, nh);
   if (cli_get(&a, "output"))
-    rc = write_out(cli_get(&a, "output"),
-                   front_json(g, pts, (int32_t)npts, hp, nh));
+    rc = cli_write_text(cli_get(&a, "output"),
+                        front_json(g, pts, (int32_t)npts, hp, nh));
   if (!rc && cli_get(&a, "svg"))
-    rc = write_out(cli_get(&a, "svg"), front_svg(g, pl->name, pts, (int32_t)npts,
-                                                 hp, nh_heur, nh, &starts));
+    rc = cli_write_text(
+        cli_get(&a, "svg"),
+        front_svg(g, pl->name, pts, (int32_t)npts, hp, nh_heur, nh, &starts));
 done:
   cli_starts_free(&starts);
   free(pts);

@@ -79,7 +79,8 @@ static void legend(FILE *f, const plot_legend_row *rows, int n) {
   plot_legend_svg(f, rows, n, LEGEND_X, fig_area.y);
 }
 
-/* ---- the front ------------------------------------------------------------ */
+/* ---- the front ------------------------------------------------------------
+ */
 
 /* The range of peak (x) and traffic (y) over everything drawn, widened
  * by 4% so that no marker sits on the frame. */
@@ -140,9 +141,9 @@ static const char *kind_color(fig_kind k) {
 }
 
 static plot_marker kind_marker(fig_kind k) {
-  return k == FIG_EAGER     ? PLOT_DIAMOND
-         : k == FIG_GIVEN   ? PLOT_TRIANGLE
-                            : PLOT_SQUARE;
+  return k == FIG_EAGER   ? PLOT_DIAMOND
+         : k == FIG_GIVEN ? PLOT_TRIANGLE
+                          : PLOT_SQUARE;
 }
 
 /* Draws a marker with its tooltip, and makes it an obstacle. */
@@ -221,7 +222,8 @@ char *fig_pareto_svg(const char *graph, const char *method,
   return text;
 }
 
-/* ---- the timeline --------------------------------------------------------- */
+/* ---- the timeline ---------------------------------------------------------
+ */
 
 /* One plan's curve: a step line, and over each step a wide invisible
  * segment whose <title> names the kernel. */

@@ -24,15 +24,15 @@ bool plot_box_inside(const plot_box *inner, const plot_box *outer) {
          inner->y + inner->h <= outer->y + outer->h;
 }
 
-plot_box plot_text_box(const char *text, double font_size, double x,
-                       double y) {
+plot_box plot_text_box(const char *text, double font_size, double x, double y) {
   /* Ascent ~0.8 em above the baseline, descent ~0.25 em below. */
   return (plot_box){x, y - 0.8 * font_size,
                     PLOT_CHAR_W * font_size * (double)strlen(text),
                     1.05 * font_size};
 }
 
-/* ---- axes ----------------------------------------------------------------- */
+/* ---- axes -----------------------------------------------------------------
+ */
 
 static const struct {
   const char *name;
@@ -108,8 +108,7 @@ static void format_scaled(double v, double step, char *buf, size_t n) {
   snprintf(buf, n, "%.*f", dec, v);
 }
 
-const char *plot_axis_label(const plot_axis *a, double v, char *buf,
-                            size_t n) {
+const char *plot_axis_label(const plot_axis *a, double v, char *buf, size_t n) {
   char num[48];
   format_scaled(v / a->scale, a->step / a->scale, num, sizeof num);
   if (*a->unit)
@@ -136,7 +135,8 @@ double plot_py(const plot_box *area, const plot_axis *y, double v) {
   return area->y + area->h - area->h * (v - y->lo) / (y->hi - y->lo);
 }
 
-/* ---- labels --------------------------------------------------------------- */
+/* ---- labels ---------------------------------------------------------------
+ */
 
 void plot_label_init(plot_label *l, const char *text, double ax, double ay,
                      double font) {
@@ -248,7 +248,8 @@ bool plot_layout_ok(const plot_label *labels, int n, const plot_box *area,
   return true;
 }
 
-/* ---- SVG ------------------------------------------------------------------ */
+/* ---- SVG ------------------------------------------------------------------
+ */
 
 void plot_xml(FILE *f, const char *s) {
   for (; *s; s++)
@@ -322,24 +323,26 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
   fprintf(f, "<g stroke='#dddddd' stroke-width='0.6'>\n");
   for (int i = 0; i < x->nticks; i++) {
     double px = plot_px(area, x, x->lo + i * x->step);
-    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", px,
-            area->y, px, bottom);
+    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", px, area->y,
+            px, bottom);
   }
   for (int i = 0; i < y->nticks; i++) {
     double py = plot_py(area, y, y->lo + i * y->step);
-    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", area->x,
-            py, area->x + area->w, py);
+    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", area->x, py,
+            area->x + area->w, py);
   }
-  fprintf(f, "</g>\n<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
-             "fill='none' stroke='black'/>\n",
+  fprintf(f,
+          "</g>\n<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+          "fill='none' stroke='black'/>\n",
           area->x, area->y, area->w, area->h);
   for (int i = 0; i < x->nticks; i++) {
     double v = x->lo + i * x->step, px = plot_px(area, x, v);
     plot_axis_label(x, v, buf, sizeof buf);
     plot_box b = plot_text_box(buf, font, 0, bottom + 16);
     b.x = px - b.w / 2;
-    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
-               "stroke='black'/>\n",
+    fprintf(f,
+            "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+            "stroke='black'/>\n",
             px, bottom, px, bottom + 4);
     plot_text(f, px, bottom + 16, font, "black", "middle", 0, buf);
     add_obstacle(obstacles, n_obstacles, max, b);
@@ -350,8 +353,9 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
     plot_box b = plot_text_box(buf, font, 0, py + 4);
     b.x = area->x - 7 - b.w;
     ylabel_w = fmax(ylabel_w, b.w);
-    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
-               "stroke='black'/>\n",
+    fprintf(f,
+            "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+            "stroke='black'/>\n",
             area->x - 4, py, area->x, py);
     plot_text(f, area->x - 7, py + 4, font, "black", "end", 0, buf);
     add_obstacle(obstacles, n_obstacles, max, b);
@@ -374,16 +378,17 @@ void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
   switch (m) {
   case PLOT_DOT:
   case PLOT_RING:
-    fprintf(f, "<circle cx='%.1f' cy='%.1f' r='%.1f' fill='%s' stroke='%s'",
-            x, y, r, m == PLOT_DOT ? color : "white", color);
+    fprintf(f, "<circle cx='%.1f' cy='%.1f' r='%.1f' fill='%s' stroke='%s'", x,
+            y, r, m == PLOT_DOT ? color : "white", color);
     break;
   case PLOT_SQUARE:
     fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'",
             x - r, y - r, 2 * r, 2 * r, color);
     break;
   case PLOT_DIAMOND:
-    fprintf(f, "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f' "
-               "fill='%s'",
+    fprintf(f,
+            "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f' "
+            "fill='%s'",
             x, y - r - 1, x + r + 1, y, x, y + r + 1, x - r - 1, y, color);
     break;
   case PLOT_TRIANGLE:
@@ -391,8 +396,9 @@ void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
             y - r - 1, x + r + 1, y + r, x - r - 1, y + r, color);
     break;
   case PLOT_LINE:
-    fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' "
-               "stroke-width='2'",
+    fprintf(f,
+            "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' "
+            "stroke-width='2'",
             x - 2 * r, y, x + 2 * r, y, color);
     break;
   }
@@ -430,8 +436,9 @@ plot_box plot_legend_box(const plot_legend_row *rows, int n, double x,
 void plot_legend_svg(FILE *f, const plot_legend_row *rows, int n, double x,
                      double y) {
   plot_box b = plot_legend_box(rows, n, x, y);
-  fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
-             "fill='white' stroke='#888888'/>\n",
+  fprintf(f,
+          "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+          "fill='white' stroke='#888888'/>\n",
           b.x, b.y, b.w, b.h);
   for (int i = 0; i < n; i++) {
     double cy = y + 4 + LEGEND_ROW * i + LEGEND_ROW / 2;

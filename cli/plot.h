@@ -65,12 +65,12 @@ const char *plot_bytes(double bytes, char *buf, size_t n);
 /* A label to place: its text, the point it names, and where it went. */
 typedef struct plot_label {
   char text[PLOT_MAX_LABEL];
-  double ax, ay;  /* the anchor: the point the label names */
-  double font;    /* font size */
-  double tx, ty;  /* placed: left end of the baseline */
-  plot_box box;   /* placed: the text's extent */
-  bool leader;    /* placed away from the anchor: draw a leader line */
-  bool placed;    /* false only when no free room was left anywhere */
+  double ax, ay; /* the anchor: the point the label names */
+  double font;   /* font size */
+  double tx, ty; /* placed: left end of the baseline */
+  plot_box box;  /* placed: the text's extent */
+  bool leader;   /* placed away from the anchor: draw a leader line */
+  bool placed;   /* false only when no free room was left anywhere */
 } plot_label;
 
 /* Sets the text, anchor and font of a label (text cut to fit). */
@@ -116,12 +116,12 @@ double plot_py(const plot_box *area, const plot_axis *y, double v);
 
 /* Point markers. */
 typedef enum plot_marker {
-  PLOT_DOT,     /* filled circle */
-  PLOT_RING,    /* hollow circle */
-  PLOT_SQUARE,  /* filled square */
-  PLOT_DIAMOND, /* filled diamond */
-  PLOT_TRIANGLE,/* filled triangle */
-  PLOT_LINE     /* a short line (legend rows of curves) */
+  PLOT_DOT,      /* filled circle */
+  PLOT_RING,     /* hollow circle */
+  PLOT_SQUARE,   /* filled square */
+  PLOT_DIAMOND,  /* filled diamond */
+  PLOT_TRIANGLE, /* filled triangle */
+  PLOT_LINE      /* a short line (legend rows of curves) */
 } plot_marker;
 
 /* The half-size of a marker in pixels (its obstacle box is twice that). */

@@ -102,4 +102,6 @@ void fp_error_clear(fp_error *err) {
   }
 }
 
-const char *fp_version(void) { return PACKAGE_VERSION; }
+const char *fp_version(void) {
+  return PACKAGE_VERSION;
+}

@@ -33,8 +33,7 @@ t_eq 'fuseplan c' "$(complete_words c)" 'compare'
 t_eq 'fuseplan --v' "$(complete_words --v)" '--version'
 
 t_case 'every option of every command'
-for c in $("$FUSEPLAN" --help | awk '/^commands:/ { on = 1; next }
-    on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
+for c in $(t_commands); do
   offered=$(complete_words "$c" -)
   for o in $("$FUSEPLAN" "$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
     printf '%s\n' "$offered" | grep -qx -- "$o" ||

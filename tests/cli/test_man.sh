@@ -19,13 +19,6 @@ t_init
 MAN1=$top_srcdir/man/fuseplan.1
 MAN5=$top_srcdir/man/fuseplan-formats.5
 
-commands() {
-  "$FUSEPLAN" --help | awk '
-    /^commands:/ { on = 1; next }
-    on && /^$/ { exit }
-    on && /^  [a-z]/ { print $1 }'
-}
-
 # help_options CMD: the options of `fuseplan CMD --help`, one per line:
 # every --name, and the short -x that starts an option line.
 help_options() {
@@ -70,7 +63,7 @@ check() {
   done
 }
 
-cmds=$(commands)
+cmds=$(t_commands)
 t_case 'the commands'
 t_true "no command in 'fuseplan --help'" test -n "$cmds"
 for c in $cmds; do

@@ -56,8 +56,8 @@ START_TEST(axis_ticks_round_binary) {
   check_axis(517.0 * 1048576, 541.0 * 1048576); /* the example */
   check_axis(0, 7725793616.0);
   check_axis(40e9, 44e9);
-  check_axis(1000, 1001);     /* a tiny span in bytes */
-  check_axis(5e12, 5.5e12);   /* TiB */
+  check_axis(1000, 1001);   /* a tiny span in bytes */
+  check_axis(5e12, 5.5e12); /* TiB */
   for (int i = 0; i < 5000; i++) {
     double hi = pow(2, uniform(2, 44)), lo = hi * uniform(0, 0.9999);
     check_axis(lo, hi);
@@ -88,8 +88,8 @@ END_TEST
 
 /* The independent check: pairwise, with the box arithmetic written out. */
 static bool overlap(const plot_box *a, const plot_box *b) {
-  return !(a->x + a->w <= b->x || b->x + b->w <= a->x ||
-           a->y + a->h <= b->y || b->y + b->h <= a->y);
+  return !(a->x + a->w <= b->x || b->x + b->w <= a->x || a->y + a->h <= b->y ||
+           b->y + b->h <= a->y);
 }
 
 static void check_layout(const plot_label *l, int n, const plot_box *area,
@@ -116,9 +116,9 @@ static void check_layout(const plot_label *l, int n, const plot_box *area,
   ck_assert(plot_layout_ok(l, n, area, obs, n_obs));
 }
 
-static const char *const names[] = {"eager", "greedy", "greedy-lowmem",
-                                    "greedy-peak", "inductor",
-                                    "a-rather-long-plan-name-here"};
+static const char *const names[] = {
+    "eager",       "greedy",   "greedy-lowmem",
+    "greedy-peak", "inductor", "a-rather-long-plan-name-here"};
 
 START_TEST(labels_never_overlap) {
   const plot_box area = {100, 44, 520, 380};
@@ -133,7 +133,7 @@ START_TEST(labels_never_overlap) {
     for (int i = 0; i < n; i++) {
       int mode = (int)(next_u64() % 4);
       double x = mode == 0 ? cx : uniform(area.x, area.x + area.w);
-      double y = mode == 0 ? cy
+      double y = mode == 0   ? cy
                  : mode == 1 ? area.y + area.h
                              : uniform(area.y, area.y + area.h);
       plot_label_init(&l[i], names[next_u64() % 6], x, y, 11);
