@@ -40,7 +40,9 @@ static const char compare_help[] =
     "and their ratios to eager.  Exit 1 if any plan is illegal.\n"
     "  --json             a JSON array on stdout instead of the table\n"
     "  --timeline FILE    an SVG plot of every legal plan's live memory at\n"
-    "                     each step, overlaid, each peak marked\n";
+    "                     each step, overlaid, each peak marked, each plan\n"
+    "                     named by its solver.method (by its file when two\n"
+    "                     plans state the same one)\n";
 
 /* Evaluates the eager plan of g. */
 static int eval_eager(const fp_graph *g, fp_metrics *m) {
