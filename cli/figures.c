@@ -79,8 +79,7 @@ static void legend(FILE *f, const plot_legend_row *rows, int n) {
   plot_legend_svg(f, rows, n, LEGEND_X, fig_area.y);
 }
 
-/* ---- the front ------------------------------------------------------------
- */
+/* ---- the front ----------------------------------------------------------- */
 
 /* The range of peak (x) and traffic (y) over everything drawn, widened
  * by 4% so that no marker sits on the frame. */
@@ -222,8 +221,7 @@ char *fig_pareto_svg(const char *graph, const char *method,
   return text;
 }
 
-/* ---- the timeline ---------------------------------------------------------
- */
+/* ---- the timeline -------------------------------------------------------- */
 
 /* One plan's curve: a step line, and over each step a wide invisible
  * segment whose <title> names the kernel. */

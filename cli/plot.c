@@ -31,8 +31,7 @@ plot_box plot_text_box(const char *text, double font_size, double x, double y) {
                     1.05 * font_size};
 }
 
-/* ---- axes -----------------------------------------------------------------
- */
+/* ---- axes ---------------------------------------------------------------- */
 
 static const struct {
   const char *name;
@@ -135,8 +134,7 @@ double plot_py(const plot_box *area, const plot_axis *y, double v) {
   return area->y + area->h - area->h * (v - y->lo) / (y->hi - y->lo);
 }
 
-/* ---- labels ---------------------------------------------------------------
- */
+/* ---- labels -------------------------------------------------------------- */
 
 void plot_label_init(plot_label *l, const char *text, double ax, double ay,
                      double font) {
@@ -248,8 +246,7 @@ bool plot_layout_ok(const plot_label *labels, int n, const plot_box *area,
   return true;
 }
 
-/* ---- SVG ------------------------------------------------------------------
- */
+/* ---- SVG ----------------------------------------------------------------- */
 
 void plot_xml(FILE *f, const char *s) {
   for (; *s; s++)
