@@ -94,4 +94,9 @@ const char *cli_methods_taking(int opt, char *buf, size_t n);
  * EXIT_INTERNAL on failure, 0 on success. */
 int cli_write_file(const char *path, const char *text);
 
+/* Writes text that a figure or serializer made (malloc'd; NULL means it
+ * ran out of memory) atomically to path, and frees it; 0 or the exit code
+ * of what failed, printed. */
+int cli_write_text(const char *path, char *text);
+
 #endif /* FP_CLI_H */

@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/figures.h"
 #include "model/io.h"
 #include "model/json.h"
 
@@ -20,7 +21,8 @@ static const char eval_help[] =
     "ratio to the eager plan.  Exit 1 if the plan is illegal.\n"
     "  --json             one JSON object on stdout\n"
     "  --timeline FILE    per-step live memory, reads and writes: CSV, or an\n"
-    "                     SVG plot when FILE ends in .svg\n";
+    "                     SVG plot when FILE ends in .svg (the peak marked,\n"
+    "                     a tooltip naming the kernel at each step)\n";
 
 static const char verify_help[] =
     "usage: fuseplan verify GRAPH PLAN\n"
@@ -32,10 +34,15 @@ static const char verify_help[] =
     "figures, to the byte.\n";
 
 static const char compare_help[] =
-    "usage: fuseplan compare GRAPH PLAN... [--json]\n"
+    "usage: fuseplan compare GRAPH PLAN... [--json] [--timeline FILE.svg]\n"
     "\n"
     "One row per plan (and the eager plan first): kernels, traffic, peak,\n"
-    "and their ratios to eager.  Exit 1 if any plan is illegal.\n";
+    "and their ratios to eager.  Exit 1 if any plan is illegal.\n"
+    "  --json             a JSON array on stdout instead of the table\n"
+    "  --timeline FILE    an SVG plot of every legal plan's live memory at\n"
+    "                     each step, overlaid, each peak marked, each plan\n"
+    "                     named by its solver.method (by its file when two\n"
+    "                     plans state the same one)\n";
 
 /* Evaluates the eager plan of g. */
 static int eval_eager(const fp_graph *g, fp_metrics *m) {
@@ -55,61 +62,20 @@ static double ratio(uint64_t a, uint64_t b) {
   return b ? (double)a / (double)b : 1.0;
 }
 
-/* Writes the live-memory timeline as an SVG step plot, the peak marked,
- * reads+writes per step as bars below. */
-static void timeline_svg(FILE *f, const fp_plan *p, const fp_step *tl,
-                         const fp_metrics *m) {
-  int32_t T = fp_plan_group_count(p);
-  const double W = 900, H = 300, L = 70, B = 30;
-  uint64_t maxio = 1;
-  for (int32_t t = 0; t < T; t++)
-    if (tl[t].read_bytes + tl[t].write_bytes > maxio)
-      maxio = tl[t].read_bytes + tl[t].write_bytes;
-  double peak = m->peak_bytes ? (double)m->peak_bytes : 1.0;
-  double dx = (W - L - 10) / (T ? T : 1);
-  fprintf(f,
-          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' "
-          "height='%.0f' font-family='sans-serif' font-size='11'>\n"
-          "<rect width='100%%' height='100%%' fill='white'/>\n",
-          W, H + 80);
-  for (int32_t t = 0; t < T; t++) {
-    double io = (double)(tl[t].read_bytes + tl[t].write_bytes);
-    fprintf(f,
-            "<rect x='%.2f' y='%.2f' width='%.2f' height='%.2f' "
-            "fill='#c8d8e8'/>\n",
-            L + t * dx, H + 70 - 50 * io / (double)maxio, dx,
-            50 * io / (double)maxio);
-  }
-  fprintf(f, "<polyline fill='none' stroke='#1f4e79' stroke-width='1.5' "
-             "points='");
-  for (int32_t t = 0; t < T; t++) {
-    double y = H - B - (H - B - 20) * (double)tl[t].live_bytes / peak;
-    fprintf(f, "%.2f,%.2f %.2f,%.2f ", L + t * dx, y, L + (t + 1) * dx, y);
-  }
-  fprintf(f,
-          "'/>\n<line x1='%.0f' y1='20' x2='%.0f' y2='20' "
-          "stroke='#c00000' stroke-dasharray='4 3'/>\n"
-          "<text x='%.0f' y='15' fill='#c00000'>peak %llu bytes at step "
-          "%d</text>\n<text x='%.0f' y='%.0f'>step (kernel) 0..%d; line: "
-          "live bytes; bars: bytes read+written (max %llu)</text>\n"
-          "</svg>\n",
-          L, W - 10, L, (unsigned long long)m->peak_bytes, (int)m->peak_step, L,
-          H - 8, (int)(T ? T - 1 : 0), (unsigned long long)maxio);
-}
-
 /* Writes the per-step timeline as CSV (node names quoted), or as SVG
  * when the name ends in .svg. */
-static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
-                          const fp_step *tl, const fp_metrics *m) {
-  char *text = NULL;
+static int write_timeline(const char *path, const char *name, const fp_graph *g,
+                          const fp_plan *p, const fp_step *tl,
+                          const fp_metrics *m) {
+  char *text = NULL, label[FIG_NAME_MAX + 8];
   size_t len = 0;
+  if (fp_path_has_suffix(path, ".svg")) {
+    const fig_series s = {fig_short_name(name, label, sizeof label), p, tl, m};
+    return cli_write_text(path, fig_timeline_svg(g, &s, 1));
+  }
   FILE *f = open_memstream(&text, &len);
   if (!f)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  if (fp_path_has_suffix(path, ".svg")) {
-    timeline_svg(f, p, tl, m);
-    goto write;
-  }
   fputs("step,nodes,live_bytes,read_bytes,write_bytes,first_node\n", f);
   for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
     int32_t n;
@@ -125,7 +91,6 @@ static int write_timeline(const char *path, const fp_graph *g, const fp_plan *p,
     }
     fputs("\"\n", f);
   }
-write:
   return cli_write_memstream(f, &text, path);
 }
 
@@ -201,7 +166,7 @@ int cmd_eval(int argc, char **argv) {
   else
     print_eval_text(g, p, &m, &e);
   if (cli_get(&a, "timeline"))
-    rc = write_timeline(cli_get(&a, "timeline"), g, p, tl, &m);
+    rc = write_timeline(cli_get(&a, "timeline"), a.pos[1], g, p, tl, &m);
 done:
   free(tl);
   fp_plan_destroy(p);
@@ -300,19 +265,80 @@ static void compare_row(const char *label, const char *method,
          ratio(m->peak_bytes, e->peak_bytes));
 }
 
+/* The legal plans of a compare, kept for its --timeline plot. */
+typedef struct kept_plans {
+  fp_plan *plans[CLI_MAX_POS];
+  fp_step *steps[CLI_MAX_POS];
+  fp_metrics m[CLI_MAX_POS];
+  char names[CLI_MAX_POS][FIG_NAME_MAX + 8];
+  int n;
+} kept_plans;
+
+/* Evaluates plan p (file `path`) with its timeline and keeps it in *k
+ * (taking p); false, with p freed, when out of memory. */
+static bool keep_plan(kept_plans *k, const fp_graph *g, fp_plan *p,
+                      const char *path) {
+  fp_step *tl = calloc((size_t)fp_plan_group_count(p) + 1, sizeof *tl);
+  if (!tl || fp_plan_eval(g, p, &k->m[k->n], tl, NULL) != FP_OK) {
+    free(tl);
+    fp_plan_destroy(p);
+    return false;
+  }
+  k->plans[k->n] = p;
+  k->steps[k->n] = tl;
+  fig_short_name(path, k->names[k->n], sizeof k->names[0]);
+  k->n++;
+  return true;
+}
+
+/* The name of kept plan i in the plot: its solver.method when it states
+ * one that no other kept plan states, else its file's short name. */
+static const char *kept_name(const kept_plans *k, int i) {
+  const char *m = fp_plan_solver_const(k->plans[i])->method;
+  if (!*m)
+    return k->names[i];
+  for (int j = 0; j < k->n; j++)
+    if (j != i && strcmp(fp_plan_solver_const(k->plans[j])->method, m) == 0)
+      return k->names[i];
+  return m;
+}
+
+/* Draws the kept plans into the SVG file `path`; 0 or an exit code. */
+static int compare_timeline(const char *path, const fp_graph *g,
+                            const kept_plans *k) {
+  fig_series s[CLI_MAX_POS];
+  for (int i = 0; i < k->n; i++)
+    s[i] = (fig_series){kept_name(k, i), k->plans[i], k->steps[i], &k->m[i]};
+  return cli_write_text(path, fig_timeline_svg(g, s, k->n));
+}
+
+static void kept_free(kept_plans *k) {
+  for (int i = 0; i < k->n; i++) {
+    fp_plan_destroy(k->plans[i]);
+    free(k->steps[i]);
+  }
+  k->n = 0;
+}
+
 int cmd_compare(int argc, char **argv) {
-  cli_opt opts[] = {{"json", 0, false, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 1};
+  cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
+  cli_args a = {.opts = opts, .n_opts = 2};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("compare", "%s", a.error);
   if (a.help)
     return fputs(compare_help, stdout), EXIT_OK;
   if (a.n_pos < 2)
     return cli_usage_error("compare", "expected GRAPH and at least one PLAN");
+  const char *timeline = cli_get(&a, "timeline");
+  if (timeline && !fp_path_has_suffix(timeline, ".svg"))
+    return cli_usage_error("compare", "--timeline: expected FILE.svg");
   bool json = cli_get(&a, "json") != NULL;
   fp_graph *g = NULL;
   fp_metrics e;
-  int rc = cli_load_graph(a.pos[0], &g), illegal = 0;
+  kept_plans *kept = calloc(1, sizeof *kept);
+  int rc = kept ? cli_load_graph(a.pos[0], &g)
+                : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  int illegal = 0;
   if (rc || (rc = eval_eager(g, &e)))
     goto done;
   for (int i = 1; i < a.n_pos; i++) /* labels are printed in full */
@@ -338,13 +364,21 @@ int cmd_compare(int argc, char **argv) {
     illegal += !ok;
     compare_row(a.pos[i], method[0] ? method : "?", ok ? &m : NULL, &e, err.msg,
                 json, false);
-    fp_plan_destroy(p);
+    if (ok && timeline && !keep_plan(kept, g, p, a.pos[i]))
+      rc = cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+    else if (!(ok && timeline))
+      fp_plan_destroy(p);
   }
   if (json)
     printf("\n]\n");
+  if (!rc && timeline)
+    rc = compare_timeline(timeline, g, kept);
   if (!rc && illegal)
     rc = EXIT_PROBLEM;
 done:
+  if (kept)
+    kept_free(kept);
+  free(kept);
   fp_graph_destroy(g);
   return rc;
 }

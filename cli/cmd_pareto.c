@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/figures.h"
 #include "heuristics/heuristics.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
@@ -32,12 +33,14 @@ static const char pareto_help_text[] =
     "  --time-limit S   seconds for the whole sweep (default 60)\n";
 static const char pareto_help_tail[] =
     "  -o, --output F   the front as JSON (written atomically)\n"
-    "  --svg F          the front as an SVG plot\n"
+    "  --svg F          the front as an SVG plot (axes in MiB/GiB, the\n"
+    "                   eager point, heuristics and given plans labelled)\n"
     "  --max-fusion-size K  lower the graph's max_fusion_size\n"
     "  --start PLAN     a plan (e.g. the compiler's own) that every point's\n"
     "                   solve starts from when it meets that point's limit,\n"
-    "                   shown in the table and plot by its file name;\n"
-    "                   repeatable; an illegal plan exits 3\n";
+    "                   shown in the table by its file name and in the plot\n"
+    "                   by its solver.method; repeatable; an illegal plan\n"
+    "                   exits 3\n";
 
 /* Prints --help: the usage line and the --method lines list the rows
  * that can drive the sweep, the default first. */
@@ -134,91 +137,31 @@ static char *front_json(const fp_graph *g, const fp_pareto_point *pts,
   return text;
 }
 
-/* Plot extent over every point drawn. */
-typedef struct extent {
-  double x0, x1, y0, y1;
-} extent;
-
-static void widen(extent *e, const fp_metrics *m) {
-  double x = (double)m->peak_bytes, y = (double)m->traffic_bytes;
-  e->x0 = x < e->x0 ? x : e->x0;
-  e->x1 = x > e->x1 ? x : e->x1;
-  e->y0 = y < e->y0 ? y : e->y0;
-  e->y1 = y > e->y1 ? y : e->y1;
-}
-
-#define SVG_W 720.0
-#define SVG_H 480.0
-#define SVG_PAD 70.0
-
-static double px(const extent *e, uint64_t v) {
-  double span = e->x1 > e->x0 ? e->x1 - e->x0 : 1;
-  return SVG_PAD + (SVG_W - 2 * SVG_PAD) * ((double)v - e->x0) / span;
-}
-
-static double py(const extent *e, uint64_t v) {
-  double span = e->y1 > e->y0 ? e->y1 - e->y0 : 1;
-  return SVG_H - SVG_PAD - (SVG_H - 2 * SVG_PAD) * ((double)v - e->y0) / span;
-}
-
-/* The front (non-dominated points filled, dominated ones hollow) and the
- * heuristics as labelled squares. */
-static char *front_svg(const fp_graph *g, const fp_pareto_point *pts, int32_t n,
-                       const heur_point *hp, int nh) {
-  extent e = {1e300, -1e300, 1e300, -1e300};
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f)
-    return NULL;
-  for (int32_t i = 0; i < n; i++)
-    widen(&e, &pts[i].m);
-  for (int i = 0; i < nh; i++)
-    widen(&e, &hp[i].m);
-  fprintf(f,
-          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' "
-          "height='%.0f' font-family='sans-serif' font-size='11'>\n"
-          "<rect width='100%%' height='100%%' fill='white'/>\n"
-          "<text x='%.0f' y='20' font-size='13'>traffic vs peak: ",
-          SVG_W, SVG_H, SVG_PAD);
-  fputs(fp_graph_name(g), f); /* names are plain in generated graphs */
-  fprintf(f,
-          "</text>\n<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' "
-          "stroke='black'/>\n<line x1='%.0f' y1='%.0f' x2='%.0f' "
-          "y2='%.0f' stroke='black'/>\n",
-          SVG_PAD, SVG_H - SVG_PAD, SVG_W - SVG_PAD, SVG_H - SVG_PAD, SVG_PAD,
-          SVG_PAD, SVG_PAD, SVG_H - SVG_PAD);
-  fprintf(f,
-          "<text x='%.0f' y='%.0f'>peak bytes %.4g .. %.4g</text>\n"
-          "<text x='10' y='%.0f'>traffic</text><text x='10' y='%.0f'>"
-          "%.4g .. %.4g</text>\n",
-          SVG_PAD, SVG_H - 30, e.x0, e.x1, SVG_PAD - 20, SVG_PAD - 6, e.y0,
-          e.y1);
-  for (int32_t i = 0; i < n; i++)
-    fprintf(f,
-            "<circle cx='%.1f' cy='%.1f' r='4' fill='%s' "
-            "stroke='#1f4e79'/>\n",
-            px(&e, pts[i].m.peak_bytes), py(&e, pts[i].m.traffic_bytes),
-            pts[i].dominated ? "white" : "#1f4e79");
-  for (int i = 0; i < nh; i++)
-    fprintf(f,
-            "<rect x='%.1f' y='%.1f' width='8' height='8' fill='#c00000'/>"
-            "<text x='%.1f' y='%.1f' fill='#c00000'>%s</text>\n",
-            px(&e, hp[i].m.peak_bytes) - 4, py(&e, hp[i].m.traffic_bytes) - 4,
-            px(&e, hp[i].m.peak_bytes) + 7,
-            py(&e, hp[i].m.traffic_bytes) - 6 - 10 * (i % 2), hp[i].name);
-  fputs("</svg>\n", f);
-  fclose(f);
-  return text;
-}
-
-/* Writes text to path (NULL text: out of memory); 0 or an exit code. */
-static int write_out(const char *path, char *text) {
-  if (!text)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  int rc = cli_write_file(path, text);
-  free(text);
-  return rc;
+/* The front as SVG: the heuristics (the first nh_heur of hp) and the
+ * given plans (the rest, labelled by their solver.method when they state
+ * one) beside the points of method `method`. */
+static char *front_svg(const fp_graph *g, const char *method,
+                       const fp_pareto_point *pts, int32_t n,
+                       const heur_point *hp, int nh_heur, int nh,
+                       const cli_starts *starts) {
+  fig_plan_point marks[FP_METHOD_COUNT_ + CLI_MAX_STARTS];
+  char names[CLI_MAX_STARTS][FIG_NAME_MAX + 8];
+  for (int i = 0; i < nh; i++) {
+    marks[i].m = hp[i].m;
+    marks[i].name = hp[i].name;
+    marks[i].kind = strcmp(hp[i].name, "eager") == 0 ? FIG_EAGER
+                    : i < nh_heur                    ? FIG_HEURISTIC
+                                                     : FIG_GIVEN;
+    if (i >= nh_heur) {
+      const char *sm = fp_plan_solver_const(starts->plans[i - nh_heur])->method;
+      if (*sm)
+        snprintf(names[i - nh_heur], sizeof names[0], "%s", sm);
+      else
+        fig_short_name(hp[i].name, names[i - nh_heur], sizeof names[0]);
+      marks[i].name = names[i - nh_heur];
+    }
+  }
+  return fig_pareto_svg(fp_graph_name(g), method, pts, n, marks, nh);
 }
 
 /* The row --method names (NULL when unknown or unable to drive the
@@ -292,8 +235,9 @@ int cmd_pareto(int argc, char **argv) {
                          : cli_fail(&err);
     goto done;
   }
-  int nh = heuristics(g, prm.max_fusion_size, hp);
-  /* The given plans are placed beside the heuristics, named by file. */
+  int nh = heuristics(g, prm.max_fusion_size, hp), nh_heur = nh;
+  /* The given plans are placed beside the heuristics, named by file (they
+   * all pass fp_plan_check, so each evaluates). */
   cli_get_all(&a, "start", start_paths, CLI_MAX_STARTS);
   for (int i = 0; i < starts.n; i++)
     if (fp_plan_eval_k(g, starts.plans[i], prm.max_fusion_size, &hp[nh].m, NULL,
@@ -301,11 +245,12 @@ int cmd_pareto(int argc, char **argv) {
       hp[nh++].name = start_paths[i];
   print_table(pts, (int32_t)npts, hp, nh);
   if (cli_get(&a, "output"))
-    rc = write_out(cli_get(&a, "output"),
-                   front_json(g, pts, (int32_t)npts, hp, nh));
+    rc = cli_write_text(cli_get(&a, "output"),
+                        front_json(g, pts, (int32_t)npts, hp, nh));
   if (!rc && cli_get(&a, "svg"))
-    rc =
-        write_out(cli_get(&a, "svg"), front_svg(g, pts, (int32_t)npts, hp, nh));
+    rc = cli_write_text(
+        cli_get(&a, "svg"),
+        front_svg(g, pl->name, pts, (int32_t)npts, hp, nh_heur, nh, &starts));
 done:
   cli_starts_free(&starts);
   free(pts);

@@ -41,7 +41,7 @@ static const char solve_help_options[] =
     "  --traffic-limit B  auto/ilp/exhaustive: traffic cap\n"
     "  --lambda L       --objective weighted: minimize traffic + L * peak\n"
     "  --time-limit S   auto/ilp: wall-clock seconds for the whole solve (10)\n"
-    "  --jobs N         auto: windows solved in parallel (default 1)\n"
+    "  -j, --jobs N     auto: windows solved in parallel (default 1)\n"
     "  --start PLAN     auto/ilp: a plan (e.g. the compiler's own) that joins\n"
     "                   the heuristics as a start; repeatable; the answer is\n"
     "                   never worse than a start that meets the limits.  An\n"

@@ -193,3 +193,11 @@ int cli_write_memstream(FILE *f, char **text, const char *path) {
   *text = NULL;
   return rc;
 }
+
+int cli_write_text(const char *path, char *text) {
+  if (!text)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  int rc = cli_write_file(path, text);
+  free(text);
+  return rc;
+}

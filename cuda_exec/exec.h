@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/eval.h"
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
+#include "../model/eval.h"
+#include "../model/graph.h"
+#include "../model/plan.h"
+#include "../model/status.h"
 
 typedef enum fp_backend { FP_BACKEND_CPU = 0, FP_BACKEND_CUDA = 1 } fp_backend;
 

@@ -12,9 +12,9 @@
 
 #include <stdint.h>
 
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
+#include "../model/graph.h"
+#include "../model/plan.h"
+#include "../model/status.h"
 
 /* Group orders (solve --order; docs/heuristics.md).
  * X(name, string) */

@@ -15,9 +15,9 @@
 
 #include <stdint.h>
 
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
+#include "graph.h"
+#include "plan.h"
+#include "status.h"
 
 /* The figures of a legal plan. */
 typedef struct fp_metrics {

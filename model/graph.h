@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/status.h"
+#include "status.h"
 
 /* Byte counts must be below 2^53: they are exact in JSON doubles. */
 #define FP_MAX_BYTES ((uint64_t)1 << 53)

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/status.h"
+#include "status.h"
 
 /* The default input limit (decompressed bytes): 4 GiB. */
 #define FP_MAX_FILE_BYTES ((uint64_t)4 << 30)

@@ -13,10 +13,10 @@
 
 #include <stddef.h>
 
-#include "model/eval.h"
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
+#include "eval.h"
+#include "graph.h"
+#include "plan.h"
+#include "status.h"
 
 /* Parses a graph document held in memory (`len` bytes, need not be
  * NUL-terminated).  `source` names it in messages (a file name).  On success

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "model/graph.h"
-#include "model/status.h"
+#include "graph.h"
+#include "status.h"
 
 /* Sets *out to the largest of `floor_bytes` (a bound the caller already
  * has; 0 for none), the resident bytes and the rules of peak_bound.c for

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/graph.h"
-#include "model/status.h"
+#include "graph.h"
+#include "status.h"
 
 typedef struct fp_plan fp_plan;
 

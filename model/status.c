@@ -1,6 +1,8 @@
 /*
  * status.c -- status strings and error-record helpers.
  */
+#include "config.h"
+
 #include "model/status.h"
 
 #include <stdio.h>
@@ -98,4 +100,8 @@ void fp_error_clear(fp_error *err) {
     err->code = FP_OK;
     err->msg[0] = '\0';
   }
+}
+
+const char *fp_version(void) {
+  return PACKAGE_VERSION;
 }

@@ -66,4 +66,10 @@ void fp_error_prefix(fp_error *err, const char *prefix);
 /* Resets `err` to FP_OK with an empty message.  No-op on NULL. */
 void fp_error_clear(fp_error *err);
 
+/* The library's version as "MAJOR.MINOR.PATCH" (the release it was built
+ * from); never NULL.  A program compiled against fuseplan.h can compare
+ * it with FP_VERSION to see that the library it runs with is the one it
+ * was compiled for. */
+const char *fp_version(void);
+
 #endif /* FP_STATUS_H */

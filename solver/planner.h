@@ -13,12 +13,12 @@
 
 #include <stdint.h>
 
-#include "heuristics/heuristics.h"
-#include "model/eval.h"
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
-#include "solver/solver.h"
+#include "../heuristics/heuristics.h"
+#include "../model/eval.h"
+#include "../model/graph.h"
+#include "../model/plan.h"
+#include "../model/status.h"
+#include "solver.h"
 
 /* The options a method may accept, by their command-line names, in the
  * order the command line checks them.  X(name, string) */

@@ -14,10 +14,10 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "model/eval.h"
-#include "model/graph.h"
-#include "model/plan.h"
-#include "model/status.h"
+#include "../model/eval.h"
+#include "../model/graph.h"
+#include "../model/plan.h"
+#include "../model/status.h"
 
 /* X(name, string) */
 #define FP_OBJECTIVE_MAP(X)                                                    \

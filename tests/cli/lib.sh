@@ -218,6 +218,16 @@ json_num_in() {
   }' "$3"
 }
 
+# t_commands: the command names in `$FUSEPLAN --help` (its "commands:"
+# list, one per line indented by two spaces; continuation lines are
+# indented further), one per line.
+t_commands() {
+  "$FUSEPLAN" --help | awk '
+    /^commands:/ { on = 1; next }
+    on && /^$/ { exit }
+    on && /^  [a-z]/ { print $1 }'
+}
+
 # t_finish: reports and exits (0 all passed, 1 otherwise).
 t_finish() {
   if [ "$t_failures" -ne 0 ]; then

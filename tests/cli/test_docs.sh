@@ -19,16 +19,6 @@ t_init
 
 README=$top_srcdir/README.md
 
-# commands: the command names in `fuseplan --help` (its "commands:" list,
-# one per line indented by two spaces; continuation lines are indented
-# further).
-commands() {
-  "$FUSEPLAN" --help | awk '
-    /^commands:/ { on = 1; next }
-    on && /^$/ { exit }
-    on && /^  [a-z]/ { print $1 }'
-}
-
 # options: the distinct --options in standard input, sorted.
 options() {
   awk '{
@@ -88,7 +78,7 @@ listed() {
 }
 
 t_case 'fuseplan --help lists the commands'
-cmds=$(commands)
+cmds=$(t_commands)
 t_true "no command found in 'fuseplan --help'" test -n "$cmds"
 for c in solve pareto eval verify compare info run gen; do
   t_true "'$c' is not listed by 'fuseplan --help'" listed "$c"

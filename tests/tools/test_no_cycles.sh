@@ -1,6 +1,7 @@
 #!/bin/sh
-# test_no_cycles.sh -- no call circle between the files of libfuseplan.a,
-# libfuseplan_gen.a and the command (cli/).
+# test_no_cycles.sh -- no call circle between the files of the library
+# (the convenience library libfuseplan_core.la), the generator
+# (libfuseplan_gen.la) and the command (cli/).
 #
 # From the library's object files, `nm` gives the global symbols each file
 # defines (T, D, B, R, ...) and the symbols it uses (U).  File A *uses*
@@ -9,13 +10,14 @@
 # (a strongly connected component of more than one file), and prints each
 # circle's files and the edges inside it, with a symbol for each edge.
 #
-#   test_no_cycles.sh              the members of $top_builddir/libfuseplan.a
-#                                  and libfuseplan_gen.a, and cli/*.o
+#   test_no_cycles.sh              the members of the archives
+#                                  $top_builddir/.libs/libfuseplan_core.a and
+#                                  libfuseplan_gen.a, and cli/*.o
 #   test_no_cycles.sh OBJ.o...     only these object files (e.g. to check a
 #                                  module on its own)
 #
-# An automake object such as $top_builddir/solver/libfuseplan_a-ilp.o is
-# reported as its source, solver/ilp.c.  POSIX sh and awk; NM may name
+# An automake object such as $top_builddir/solver/.libs/libfuseplan_core_la-ilp.o
+# is reported as its source, solver/ilp.c.  POSIX sh and awk; NM may name
 # another nm.
 
 : "${top_builddir:=.}"
@@ -26,7 +28,8 @@ NM=${NM:-nm}
 # object left in the build tree is not a member and is not read).
 if [ $# -eq 0 ]; then
   members=
-  for lib in "$top_builddir/libfuseplan.a" "$top_builddir/libfuseplan_gen.a"; do
+  for lib in "$top_builddir/.libs/libfuseplan_core.a" \
+    "$top_builddir/.libs/libfuseplan_gen.a"; do
     if [ ! -f "$lib" ]; then
       echo "FAIL: $lib not found (build the library first)" >&2
       exit 1
@@ -65,11 +68,12 @@ trap 'exit 1' HUP INT TERM
 
 # One line per symbol: "FILE KIND NAME", KIND D (defined) or U (used).
 for o in "$@"; do
-  # solver/libfuseplan_a-ilp.o -> solver/ilp.c
+  # solver/.libs/libfuseplan_core_la-ilp.o -> solver/ilp.c
   src=${o#"$top_builddir"/}
   dir=${src%/*}
+  dir=${dir%/.libs}
   base=${src##*/}
-  base=${base#*_a-}
+  base=${base#*_la-}
   [ "$dir" = "$src" ] && dir=.
   src=$dir/${base%.o}.c
   "$NM" -P "$o" >"$tmp.nm" || {

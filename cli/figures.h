@@ -1,0 +1,62 @@
+/*
+ * figures.h -- the SVG plots of the command: the traffic-vs-peak front
+ * (`pareto --svg`) and live memory over the steps of one or more plans
+ * (`eval --timeline F.svg`, `compare --timeline F.svg`), laid out with
+ * cli/plot.h.
+ */
+#ifndef FP_FIGURES_H
+#define FP_FIGURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/eval.h"
+#include "model/graph.h"
+#include "model/plan.h"
+#include "solver/solver.h"
+
+/* A plan drawn beside the front. */
+typedef enum fig_kind {
+  FIG_EAGER,     /* the unfused program */
+  FIG_HEURISTIC, /* greedy, greedy-lowmem, greedy-peak */
+  FIG_GIVEN      /* a plan passed with --start (the compiler's own, ...) */
+} fig_kind;
+
+typedef struct fig_plan_point {
+  const char *name; /* the label: the method, or the plan's solver.method */
+  fig_kind kind;
+  fp_metrics m;
+} fig_plan_point;
+
+/* The front as SVG text (free with free()), or NULL when out of memory:
+ * the points of `method` (dominated ones hollow) joined as a staircase,
+ * the plans in marks[] as labelled markers, axes in binary units, a
+ * legend, and a <title> tooltip on every marker. */
+char *fig_pareto_svg(const char *graph, const char *method,
+                     const fp_pareto_point *pts, int32_t n,
+                     const fig_plan_point *marks, int n_marks);
+
+/* One plan of a timeline plot: its timeline (fp_plan_eval's, one fp_step
+ * per group) and metrics. */
+typedef struct fig_series {
+  const char *name;
+  const fp_plan *plan;
+  const fp_step *steps;
+  const fp_metrics *m;
+} fig_series;
+
+/* Live memory over the steps of each plan in s[0..n), overlaid, each
+ * plan's peak marked and labelled, as SVG text (free with free()), or
+ * NULL when out of memory.  Each step carries a <title> tooltip naming
+ * its kernel (the group's first node, and how many are fused with it). */
+char *fig_timeline_svg(const fp_graph *g, const fig_series *s, int n);
+
+/* The most characters of a name in a legend. */
+#define FIG_NAME_MAX 26
+
+/* A file name as a legend shows it: the last component without .gz,
+ * .json and .plan endings, cut to FIG_NAME_MAX characters ("..." marks
+ * a cut).  Returns buf (n bytes). */
+const char *fig_short_name(const char *path, char *buf, size_t n);
+
+#endif /* FP_FIGURES_H */
