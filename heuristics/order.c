@@ -44,6 +44,15 @@ typedef struct gdag {
   int32_t *cons_off, *cons;   /* item -> distinct consumer groups */
   int32_t *gitem_off, *gitem; /* group -> items it consumes */
   uint64_t start_live;        /* resident + freeable inputs in use */
+  /* Inductor's view (memory.py), for the `inductor` order: */
+  uint64_t *alloc_all;   /* bytes of every buffer a group writes */
+  uint64_t *dead_all;    /* of those, the ones no other group reads */
+  bool *item_input;      /* item -> a freeable input (live from step 0) */
+  uint64_t ind_live0;    /* freeable inputs that are read */
+  uint64_t ind_outputs;  /* produced outputs + read freeable outputs */
+  uint64_t start_peak;   /* lpmf's initial peak, with start_live */
+  const int32_t *tie;    /* group -> tie-break rank (minidx or position) */
+  int32_t *position;     /* group -> its index in the plan */
 } gdag;
 
 static void gdag_free(gdag *d) {
@@ -60,6 +69,10 @@ static void gdag_free(gdag *d) {
   free(d->cons);
   free(d->gitem_off);
   free(d->gitem);
+  free(d->alloc_all);
+  free(d->dead_all);
+  free(d->item_input);
+  free(d->position);
   memset(d, 0, sizeof *d);
 }
 
@@ -121,7 +134,7 @@ static void group_memory(const fp_graph *g, const fp_plan *p, gdag *d) {
   for (int32_t t = 0; t < d->n; t++) {
     int32_t len;
     const int32_t *grp = fp_plan_group(p, t, &len);
-    d->alloc[t] = d->dead[t] = 0;
+    d->alloc[t] = d->dead[t] = d->alloc_all[t] = d->dead_all[t] = 0;
     for (int32_t k = 0; k < len; k++) {
       const fp_node *nd = fp_graph_node(g, grp[k]);
       for (int32_t w = 0; w < nd->n_writes; w++) {
@@ -129,9 +142,15 @@ static void group_memory(const fp_graph *g, const fp_plan *p, gdag *d) {
         bool outside = buf->output || buf->n_readers == 0;
         for (int32_t r = 0; r < buf->n_readers && !outside; r++)
           outside = d->gid[buf->readers[r]] != t;
+        bool read_outside = false;
+        for (int32_t r = 0; r < buf->n_readers && !read_outside; r++)
+          read_outside = d->gid[buf->readers[r]] != t;
         d->alloc[t] += outside ? buf->bytes : 0;
         if (buf->n_readers == 0 && !buf->output)
           d->dead[t] += buf->bytes;
+        d->alloc_all[t] += buf->bytes;
+        d->dead_all[t] += !buf->output && !read_outside ? buf->bytes : 0;
+        d->ind_outputs += buf->output ? buf->bytes : 0;
       }
     }
   }
@@ -165,9 +184,17 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
   int32_t nb = fp_graph_buffer_count(g), n = d->n, k = 0;
   d->cons_off = calloc((size_t)nb + 1, sizeof *d->cons_off);
   d->item_bytes = malloc(((size_t)nb + 1) * sizeof *d->item_bytes);
+  d->item_input = malloc(((size_t)nb + 1) * sizeof *d->item_input);
   d->gitem_off = calloc((size_t)n + 1, sizeof *d->gitem_off);
-  if (!d->cons_off || !d->item_bytes || !d->gitem_off)
+  if (!d->cons_off || !d->item_bytes || !d->item_input || !d->gitem_off)
     return -1;
+  for (int32_t b = 0; b < nb; b++) { /* Inductor's freeable inputs */
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    if (buf->input && buf->freeable && buf->n_readers > 0) {
+      d->ind_live0 += buf->bytes;
+      d->ind_outputs += buf->output ? buf->bytes : 0;
+    }
+  }
   for (int32_t i = 0; i < n; i++)
     stamp[i] = -1;
   for (int32_t b = 0; b < nb; b++) {
@@ -176,6 +203,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
       continue;
     const fp_buffer *buf = fp_graph_buffer(g, b);
     d->item_bytes[k] = buf->bytes;
+    d->item_input[k] = buf->input;
     d->cons_off[++k] = c;
     if (buf->input)
       d->start_live += buf->bytes; /* freeable inputs start live */
@@ -219,14 +247,20 @@ static int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   d->pred_off = calloc(2 * sn, sizeof *d->pred_off); /* + fill counters */
   d->alloc = malloc(sn * sizeof *d->alloc);
   d->dead = malloc(sn * sizeof *d->dead);
+  d->alloc_all = malloc(sn * sizeof *d->alloc_all);
+  d->dead_all = malloc(sn * sizeof *d->dead_all);
+  d->position = malloc(sn * sizeof *d->position);
+  d->tie = d->minidx;
   int32_t *stamp = malloc(sn * sizeof *stamp),
           *fill = malloc(sn * sizeof *fill);
   int rc = -1;
   if (!d->gid || !d->minidx || !d->succ_off || !d->pred_off || !d->alloc ||
-      !d->dead || !stamp || !fill)
+      !d->dead || !d->alloc_all || !d->dead_all || !d->position || !stamp ||
+      !fill)
     goto done;
   for (int32_t t = 0; t < n; t++) {
     int32_t len;
+    d->position[t] = t;
     const int32_t *grp = fp_plan_group(p, t, &len);
     d->minidx[t] = INT32_MAX;
     for (int32_t k = 0; k < len; k++) {
@@ -266,7 +300,7 @@ static bool heap_less(const heap *h, int32_t a, int32_t b) {
     if (na != nb)
       return na < nb;
   }
-  return h->d->minidx[a] < h->d->minidx[b];
+  return h->d->tie[a] < h->d->tie[b];
 }
 
 static void heap_push(heap *h, int32_t x) {
@@ -358,7 +392,7 @@ static int32_t lpmf_pick(const gdag *d, const int32_t *ready, int32_t n_ready,
     uint64_t k1 = live + d->alloc[t] > peak ? live + d->alloc[t] : peak;
     int64_t k2 = (int64_t)d->alloc[t] - (int64_t)to_free[t];
     if (i == 0 || k1 < bk1 || (k1 == bk1 && k2 < bk2) ||
-        (k1 == bk1 && k2 == bk2 && d->minidx[t] < d->minidx[ready[best]])) {
+        (k1 == bk1 && k2 == bk2 && d->tie[t] < d->tie[ready[best]])) {
       best = i;
       bk1 = k1;
       bk2 = k2;
@@ -401,7 +435,8 @@ static int order_lpmf(const gdag *d, int32_t *out) {
   for (int32_t it = 0; it < d->n_items; it++)
     if ((rem[it] = d->cons_off[it + 1] - d->cons_off[it]) == 1)
       to_free[d->cons[d->cons_off[it]]] += d->item_bytes[it];
-  uint64_t live = d->start_live, peak = d->start_live;
+  uint64_t live = d->start_live;
+  uint64_t peak = d->start_peak > live ? d->start_peak : live;
   for (int32_t step = 0; step < n; step++) {
     if (n_ready == 0)
       goto done; /* cannot happen on an acyclic DAG */
@@ -464,7 +499,7 @@ static int order_dfs(const gdag *d, int32_t *out) {
   if (!keys || !rank || !byrank || !preds || !stack || !next || !seen)
     goto done;
   for (int32_t t = 0; t < n; t++) {
-    keys[t] = (dfs_key){d->alloc[t], d->minidx[t], t};
+    keys[t] = (dfs_key){d->alloc[t], d->tie[t], t};
     for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
       keys[t].touched += d->item_bytes[d->gitem[j]];
   }
@@ -508,6 +543,201 @@ done:
   free(stack);
   free(next);
   free(seen);
+  return rc;
+}
+
+/* ---- Inductor's reorder_for_peak_memory --------------------------------- */
+
+static const fp_graph *name_cmp_graph; /* for cmp_buffer_name (qsort) */
+
+static int cmp_buffer_name(const void *a, const void *b) {
+  const fp_graph *g = name_cmp_graph;
+  return strcmp(fp_graph_buffer(g, *(const int32_t *)a)->name,
+                fp_graph_buffer(g, *(const int32_t *)b)->name);
+}
+
+/* The buffers group t reads from other groups, distinct, sorted by name
+ * (a group's unmet_dependencies as topological_sort_schedule sorts them).
+ * Returns their count in out[]; stamp dedupes buffers. */
+static int32_t group_deps(const fp_graph *g, const fp_plan *p, const gdag *d,
+                          int32_t t, int32_t *stamp, int32_t *out) {
+  int32_t len, k = 0;
+  const int32_t *grp = fp_plan_group(p, t, &len);
+  for (int32_t i = 0; i < len; i++) {
+    const fp_node *nd = fp_graph_node(g, grp[i]);
+    for (int32_t r = 0; r < nd->n_reads; r++) {
+      int32_t b = nd->reads[r].buffer, w = fp_graph_buffer(g, b)->writer;
+      if (w < 0 || d->gid[w] == t || stamp[b] == t)
+        continue;
+      stamp[b] = t;
+      out[k++] = b;
+    }
+  }
+  name_cmp_graph = g;
+  qsort(out, (size_t)k, sizeof *out, cmp_buffer_name);
+  return k;
+}
+
+/* Inductor's order after fusion (fuse_nodes_once): the groups sorted by
+ * smallest member index, then Scheduler.topological_sort_schedule -- a
+ * depth-first walk in that order that first visits the writers of each
+ * group's dependencies in buffer-name order, emitting in post-order.
+ * Iterative.  0, or -1 when out of memory. */
+static int order_topo_schedule(const fp_graph *g, const fp_plan *p,
+                               const gdag *d, int32_t *out) {
+  int32_t n = d->n, nb = fp_graph_buffer_count(g), done = 0;
+  int32_t *byidx = malloc(((size_t)n + 1) * sizeof *byidx);
+  int32_t *off = malloc(((size_t)n + 2) * sizeof *off);
+  int32_t *deps = malloc(((size_t)d->pred_off[n] + 1) * sizeof *deps);
+  int32_t *stamp = malloc(((size_t)nb + 1) * sizeof *stamp);
+  int32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
+  int32_t *next = malloc(((size_t)n + 1) * sizeof *next);
+  bool *seen = calloc((size_t)n + 1, sizeof *seen);
+  int32_t *tmp = NULL, cap = 0;
+  int rc = -1;
+  if (!byidx || !off || !stamp || !stack || !next || !seen)
+    goto done;
+  for (int32_t b = 0; b < nb; b++)
+    stamp[b] = -1;
+  /* per group: the writer groups of its sorted dependencies */
+  off[0] = 0;
+  for (int32_t t = 0; t < n; t++) {
+    int32_t len;
+    fp_plan_group(p, t, &len);
+    int32_t need = 0; /* reads of the group bound its dependencies */
+    for (int32_t i = 0; i < len; i++)
+      need += fp_graph_node(g, fp_plan_group(p, t, &len)[i])->n_reads;
+    if (need > cap) {
+      free(tmp);
+      cap = need;
+      if (!(tmp = malloc((size_t)cap * sizeof *tmp)))
+        goto done;
+    }
+    int32_t k = group_deps(g, p, d, t, stamp, tmp);
+    int32_t *grown = realloc(deps, ((size_t)off[t] + (size_t)k + 1) *
+                                       sizeof *deps);
+    if (!grown)
+      goto done;
+    deps = grown;
+    for (int32_t i = 0; i < k; i++)
+      deps[off[t] + i] = d->gid[fp_graph_buffer(g, tmp[i])->writer];
+    off[t + 1] = off[t] + k;
+  }
+  for (int32_t t = 0; t < n; t++)
+    byidx[t] = t;
+  for (int32_t i = 1; i < n; i++) { /* insertion sort by minidx */
+    int32_t x = byidx[i], j = i;
+    for (; j > 0 && d->minidx[byidx[j - 1]] > d->minidx[x]; j--)
+      byidx[j] = byidx[j - 1];
+    byidx[j] = x;
+  }
+  for (int32_t r = 0; r < n; r++) {
+    int32_t sp = 0, root = byidx[r];
+    if (seen[root])
+      continue;
+    seen[root] = true;
+    next[root] = off[root];
+    stack[sp++] = root;
+    while (sp > 0) {
+      int32_t t = stack[sp - 1];
+      if (next[t] < off[t + 1]) {
+        int32_t u = deps[next[t]++];
+        if (!seen[u]) {
+          seen[u] = true;
+          next[u] = off[u];
+          stack[sp++] = u;
+        }
+        continue;
+      }
+      out[done++] = t;
+      sp--;
+    }
+  }
+  rc = done == n ? 0 : -1;
+done:
+  free(byidx);
+  free(off);
+  free(deps);
+  free(stamp);
+  free(stack);
+  free(next);
+  free(seen);
+  free(tmp);
+  return rc;
+}
+
+/* Inductor's peak estimate of an order (memory.py estimate_peak_memory,
+ * without the resident inputs, a constant): freeable inputs live from
+ * step 0 to their last reader; every buffer a group writes, kernel-local
+ * ones included, live from its step to its last reader's step (its own
+ * when no other group reads it), outputs to the end. */
+static uint64_t inductor_peak(const gdag *d, const int32_t *order,
+                              int64_t *delta, int32_t *step) {
+  int32_t n = d->n;
+  for (int32_t s = 0; s <= n; s++)
+    delta[s] = 0;
+  for (int32_t s = 0; s < n; s++)
+    step[order[s]] = s;
+  delta[0] += (int64_t)d->ind_live0;
+  for (int32_t s = 0; s < n; s++) {
+    delta[s] += (int64_t)d->alloc_all[order[s]];
+    delta[s + 1] -= (int64_t)d->dead_all[order[s]];
+  }
+  for (int32_t it = 0; it < d->n_items; it++) {
+    int32_t last = 0;
+    for (int32_t j = d->cons_off[it]; j < d->cons_off[it + 1]; j++)
+      last = step[d->cons[j]] > last ? step[d->cons[j]] : last;
+    delta[last + 1] -= (int64_t)d->item_bytes[it];
+  }
+  int64_t cur = 0, peak = 0;
+  for (int32_t s = 0; s <= n; s++) {
+    cur += delta[s];
+    peak = cur > peak ? cur : peak;
+  }
+  return (uint64_t)peak;
+}
+
+/* reorder_for_peak_memory on a plan already in its baseline order (d
+ * built from it): the baseline, lpmf, bfs and dfs in Inductor's sizes and
+ * tie-breaks (mpi_node.index = baseline position), the lowest estimate
+ * winning, the first on ties.  Writes the chosen order to out; 0 or -1. */
+static int order_inductor_choice(const gdag *d, int32_t *out,
+                                 fp_order *chosen) {
+  gdag di = *d; /* Inductor's view of the same DAG; owns nothing */
+  di.alloc = d->alloc_all;
+  di.dead = d->dead_all;
+  di.start_live = d->ind_live0;
+  di.start_peak = d->ind_outputs;
+  di.tie = d->position;
+  size_t sn = (size_t)d->n + 1;
+  int32_t *cand = malloc(sn * sizeof *cand), *step = malloc(sn * sizeof *step);
+  int64_t *delta = malloc((sn + 1) * sizeof *delta);
+  int rc = -1;
+  if (!cand || !step || !delta)
+    goto done;
+  for (int32_t t = 0; t < d->n; t++)
+    out[t] = t;
+  uint64_t best = inductor_peak(&di, out, delta, step);
+  *chosen = FP_ORDER_INDUCTOR;
+  const fp_order methods[] = {FP_ORDER_LPMF, FP_ORDER_BFS, FP_ORDER_DFS};
+  for (int i = 0; i < 3; i++) {
+    int ok = methods[i] == FP_ORDER_LPMF  ? order_lpmf(&di, cand)
+             : methods[i] == FP_ORDER_BFS ? order_kahn(&di, true, cand)
+                                          : order_dfs(&di, cand);
+    if (ok != 0)
+      goto done;
+    uint64_t peak = inductor_peak(&di, cand, delta, step);
+    if (peak < best) {
+      best = peak;
+      *chosen = methods[i];
+      memcpy(out, cand, (size_t)d->n * sizeof *out);
+    }
+  }
+  rc = 0;
+done:
+  free(cand);
+  free(step);
+  free(delta);
   return rc;
 }
 
@@ -576,6 +806,29 @@ done:
   return st;
 }
 
+/* `inductor`: p's groups in Inductor's post-fusion order (the baseline),
+ * then reorder_for_peak_memory's choice, into `best`; *chosen is the
+ * method that won (INDUCTOR for the baseline). */
+static fp_status reorder_inductor(const fp_graph *g, const fp_plan *p,
+                                  const gdag *d, fp_plan *best,
+                                  fp_order *chosen, fp_error *err) {
+  int32_t *ord = malloc(((size_t)d->n + 1) * sizeof *ord);
+  fp_plan *base = fp_plan_create();
+  gdag db;
+  memset(&db, 0, sizeof db);
+  fp_status st = FP_ENOMEM;
+  if (ord && base && order_topo_schedule(g, p, d, ord) == 0 &&
+      permute(p, ord, base, err) == FP_OK && gdag_build(g, base, &db) == 0 &&
+      order_inductor_choice(&db, ord, chosen) == 0)
+    st = permute(base, ord, best, err);
+  if (st != FP_OK)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory ordering groups");
+  gdag_free(&db);
+  fp_plan_destroy(base);
+  free(ord);
+  return st;
+}
+
 fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
                           fp_order *chosen, fp_error *err) {
   fp_order applied = order;
@@ -595,7 +848,9 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
   }
-  if (order == FP_ORDER_BEST)
+  if (order == FP_ORDER_INDUCTOR)
+    st = reorder_inductor(g, p, &d, best, &applied, err);
+  else if (order == FP_ORDER_BEST)
     st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
                     err);
   else
