@@ -1,6 +1,7 @@
 /*
- * order.c -- memory-aware orders of a fixed grouping: listed, LPMF, BFS,
- * DFS, and the best of them (after Inductor's reorder_for_peak_memory).
+ * order.c -- memory-aware orders of a fixed grouping: the group DAG and
+ * the listed, LPMF, BFS and DFS sorts (after Inductor's memory.py).
+ * reorder.c applies them; inductor_order.c runs them in Inductor's way.
  *
  * All four work on the group DAG (an edge g -> h when h reads a buffer g
  * writes) and on "freeable items": buffers that are live for a while and
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heuristics/heuristics.h"
+#include "heuristics/order_internal.h"
 #include "model/eval.h"
 #include "model/util.h"
 
@@ -29,33 +30,8 @@ int fp_order_parse(const char *s) {
   return fp_name_lookup(order_names, FP_ORDER_COUNT_, s);
 }
 
-/* The group DAG of a plan, with what the orders need to know about memory.
- * Invariant: CSR arrays *_off have n + 1 (groups) or n_items + 1 entries. */
-typedef struct gdag {
-  int32_t n;                  /* groups */
-  int32_t *gid;               /* node -> group */
-  int32_t *minidx;            /* group -> smallest member index */
-  int32_t *succ_off, *succ;   /* distinct successor groups */
-  int32_t *pred_off, *pred;   /* distinct predecessor groups */
-  uint64_t *alloc;            /* bytes a group allocates */
-  uint64_t *dead;             /* bytes freed right after the group */
-  int32_t n_items;            /* freeable items */
-  uint64_t *item_bytes;       /* item -> bytes */
-  int32_t *cons_off, *cons;   /* item -> distinct consumer groups */
-  int32_t *gitem_off, *gitem; /* group -> items it consumes */
-  uint64_t start_live;        /* resident + freeable inputs in use */
-  /* Inductor's view (memory.py), for the `inductor` order: */
-  uint64_t *alloc_all;   /* bytes of every buffer a group writes */
-  uint64_t *dead_all;    /* of those, the ones no other group reads */
-  bool *item_input;      /* item -> a freeable input (live from step 0) */
-  uint64_t ind_live0;    /* freeable inputs that are read */
-  uint64_t ind_outputs;  /* produced outputs + read freeable outputs */
-  uint64_t start_peak;   /* lpmf's initial peak, with start_live */
-  const int32_t *tie;    /* group -> tie-break rank (minidx or position) */
-  int32_t *position;     /* group -> its index in the plan */
-} gdag;
 
-static void gdag_free(gdag *d) {
+void gdag_free(gdag *d) {
   free(d->gid);
   free(d->minidx);
   free(d->succ_off);
@@ -69,15 +45,13 @@ static void gdag_free(gdag *d) {
   free(d->cons);
   free(d->gitem_off);
   free(d->gitem);
-  free(d->alloc_all);
-  free(d->dead_all);
   free(d->item_input);
-  free(d->position);
+  free(d->dfs_extra);
   memset(d, 0, sizeof *d);
 }
 
 /* Turns per-row counts in off[1..n] into offsets. */
-static void prefix(int32_t *off, int32_t n) {
+void gdag_prefix(int32_t *off, int32_t n) {
   off[0] = 0;
   for (int32_t i = 0; i < n; i++)
     off[i + 1] += off[i];
@@ -116,8 +90,8 @@ static int build_edges(const fp_graph *g, const fp_plan *p, gdag *d,
       }
     }
     if (!pass) {
-      prefix(d->succ_off, n);
-      prefix(d->pred_off, n);
+      gdag_prefix(d->succ_off, n);
+      gdag_prefix(d->pred_off, n);
       memset(d->pred_off + n + 1, 0, (size_t)n * sizeof *d->pred_off);
       d->succ = malloc(((size_t)d->succ_off[n] + 1) * sizeof *d->succ);
       d->pred = malloc(((size_t)d->pred_off[n] + 1) * sizeof *d->pred);
@@ -134,7 +108,7 @@ static void group_memory(const fp_graph *g, const fp_plan *p, gdag *d) {
   for (int32_t t = 0; t < d->n; t++) {
     int32_t len;
     const int32_t *grp = fp_plan_group(p, t, &len);
-    d->alloc[t] = d->dead[t] = d->alloc_all[t] = d->dead_all[t] = 0;
+    d->alloc[t] = d->dead[t] = 0;
     for (int32_t k = 0; k < len; k++) {
       const fp_node *nd = fp_graph_node(g, grp[k]);
       for (int32_t w = 0; w < nd->n_writes; w++) {
@@ -142,15 +116,9 @@ static void group_memory(const fp_graph *g, const fp_plan *p, gdag *d) {
         bool outside = buf->output || buf->n_readers == 0;
         for (int32_t r = 0; r < buf->n_readers && !outside; r++)
           outside = d->gid[buf->readers[r]] != t;
-        bool read_outside = false;
-        for (int32_t r = 0; r < buf->n_readers && !read_outside; r++)
-          read_outside = d->gid[buf->readers[r]] != t;
         d->alloc[t] += outside ? buf->bytes : 0;
         if (buf->n_readers == 0 && !buf->output)
           d->dead[t] += buf->bytes;
-        d->alloc_all[t] += buf->bytes;
-        d->dead_all[t] += !buf->output && !read_outside ? buf->bytes : 0;
-        d->ind_outputs += buf->output ? buf->bytes : 0;
       }
     }
   }
@@ -188,13 +156,6 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
   d->gitem_off = calloc((size_t)n + 1, sizeof *d->gitem_off);
   if (!d->cons_off || !d->item_bytes || !d->item_input || !d->gitem_off)
     return -1;
-  for (int32_t b = 0; b < nb; b++) { /* Inductor's freeable inputs */
-    const fp_buffer *buf = fp_graph_buffer(g, b);
-    if (buf->input && buf->freeable && buf->n_readers > 0) {
-      d->ind_live0 += buf->bytes;
-      d->ind_outputs += buf->output ? buf->bytes : 0;
-    }
-  }
   for (int32_t i = 0; i < n; i++)
     stamp[i] = -1;
   for (int32_t b = 0; b < nb; b++) {
@@ -209,7 +170,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
       d->start_live += buf->bytes; /* freeable inputs start live */
   }
   d->n_items = k;
-  prefix(d->cons_off, k);
+  gdag_prefix(d->cons_off, k);
   d->cons = malloc(((size_t)d->cons_off[k] + 1) * sizeof *d->cons);
   if (!d->cons)
     return -1;
@@ -222,7 +183,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
   for (int32_t it = 0; it < k; it++)
     for (int32_t j = d->cons_off[it]; j < d->cons_off[it + 1]; j++)
       d->gitem_off[d->cons[j] + 1]++;
-  prefix(d->gitem_off, n);
+  gdag_prefix(d->gitem_off, n);
   d->gitem = malloc(((size_t)d->gitem_off[n] + 1) * sizeof *d->gitem);
   if (!d->gitem)
     return -1;
@@ -235,7 +196,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
 }
 
 /* Builds the group DAG of a legal plan.  0, or -1 when out of memory. */
-static int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
+int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   int32_t n = fp_plan_group_count(p);
   memset(d, 0, sizeof *d);
   d->n = n;
@@ -247,20 +208,15 @@ static int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   d->pred_off = calloc(2 * sn, sizeof *d->pred_off); /* + fill counters */
   d->alloc = malloc(sn * sizeof *d->alloc);
   d->dead = malloc(sn * sizeof *d->dead);
-  d->alloc_all = malloc(sn * sizeof *d->alloc_all);
-  d->dead_all = malloc(sn * sizeof *d->dead_all);
-  d->position = malloc(sn * sizeof *d->position);
   d->tie = d->minidx;
   int32_t *stamp = malloc(sn * sizeof *stamp),
           *fill = malloc(sn * sizeof *fill);
   int rc = -1;
   if (!d->gid || !d->minidx || !d->succ_off || !d->pred_off || !d->alloc ||
-      !d->dead || !d->alloc_all || !d->dead_all || !d->position || !stamp ||
-      !fill)
+      !d->dead || !stamp || !fill)
     goto done;
   for (int32_t t = 0; t < n; t++) {
     int32_t len;
-    d->position[t] = t;
     const int32_t *grp = fp_plan_group(p, t, &len);
     d->minidx[t] = INT32_MAX;
     for (int32_t k = 0; k < len; k++) {
@@ -334,7 +290,7 @@ static int32_t heap_pop(heap *h) {
 
 /* Kahn's algorithm with a heap: `listed` (key NULL: smallest member index
  * first) or `bfs` (key = sorted orders of the predecessors). */
-static int order_kahn(const gdag *d, bool bfs, int32_t *out) {
+int order_kahn(const gdag *d, bool bfs, int32_t *out) {
   int32_t n = d->n, done = 0;
   int32_t *indeg = malloc(((size_t)n + 1) * sizeof *indeg);
   int32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
@@ -416,7 +372,7 @@ static void lpmf_release(const gdag *d, int32_t t, int32_t *rem,
 }
 
 /* Least-peak-memory-first order.  O(groups x ready) like Inductor's. */
-static int order_lpmf(const gdag *d, int32_t *out) {
+int order_lpmf(const gdag *d, int32_t *out) {
   int32_t n = d->n, n_ready = 0;
   size_t sn = (size_t)n + 1;
   int32_t *indeg = malloc(sn * sizeof *indeg),
@@ -485,7 +441,7 @@ static int cmp_int32(const void *a, const void *b) {
 /* Depth-first order: visit groups by ascending key; before a group, its
  * predecessors, also by ascending key; emit in post-order.  Iterative, so
  * long chains do not overflow the C stack. */
-static int order_dfs(const gdag *d, int32_t *out) {
+int order_dfs(const gdag *d, int32_t *out) {
   int32_t n = d->n, done = 0;
   size_t sn = (size_t)n + 1;
   dfs_key *keys = malloc(sn * sizeof *keys);
@@ -500,6 +456,7 @@ static int order_dfs(const gdag *d, int32_t *out) {
     goto done;
   for (int32_t t = 0; t < n; t++) {
     keys[t] = (dfs_key){d->alloc[t], d->tie[t], t};
+    keys[t].touched += d->dfs_extra ? d->dfs_extra[t] : 0;
     for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
       keys[t].touched += d->item_bytes[d->gitem[j]];
   }
@@ -546,323 +503,3 @@ done:
   return rc;
 }
 
-/* ---- Inductor's reorder_for_peak_memory --------------------------------- */
-
-static const fp_graph *name_cmp_graph; /* for cmp_buffer_name (qsort) */
-
-static int cmp_buffer_name(const void *a, const void *b) {
-  const fp_graph *g = name_cmp_graph;
-  return strcmp(fp_graph_buffer(g, *(const int32_t *)a)->name,
-                fp_graph_buffer(g, *(const int32_t *)b)->name);
-}
-
-/* The buffers group t reads from other groups, distinct, sorted by name
- * (a group's unmet_dependencies as topological_sort_schedule sorts them).
- * Returns their count in out[]; stamp dedupes buffers. */
-static int32_t group_deps(const fp_graph *g, const fp_plan *p, const gdag *d,
-                          int32_t t, int32_t *stamp, int32_t *out) {
-  int32_t len, k = 0;
-  const int32_t *grp = fp_plan_group(p, t, &len);
-  for (int32_t i = 0; i < len; i++) {
-    const fp_node *nd = fp_graph_node(g, grp[i]);
-    for (int32_t r = 0; r < nd->n_reads; r++) {
-      int32_t b = nd->reads[r].buffer, w = fp_graph_buffer(g, b)->writer;
-      if (w < 0 || d->gid[w] == t || stamp[b] == t)
-        continue;
-      stamp[b] = t;
-      out[k++] = b;
-    }
-  }
-  name_cmp_graph = g;
-  qsort(out, (size_t)k, sizeof *out, cmp_buffer_name);
-  return k;
-}
-
-/* Inductor's order after fusion (fuse_nodes_once): the groups sorted by
- * smallest member index, then Scheduler.topological_sort_schedule -- a
- * depth-first walk in that order that first visits the writers of each
- * group's dependencies in buffer-name order, emitting in post-order.
- * Iterative.  0, or -1 when out of memory. */
-static int order_topo_schedule(const fp_graph *g, const fp_plan *p,
-                               const gdag *d, int32_t *out) {
-  int32_t n = d->n, nb = fp_graph_buffer_count(g), done = 0;
-  int32_t *byidx = malloc(((size_t)n + 1) * sizeof *byidx);
-  int32_t *off = malloc(((size_t)n + 2) * sizeof *off);
-  int32_t *deps = malloc(((size_t)d->pred_off[n] + 1) * sizeof *deps);
-  int32_t *stamp = malloc(((size_t)nb + 1) * sizeof *stamp);
-  int32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
-  int32_t *next = malloc(((size_t)n + 1) * sizeof *next);
-  bool *seen = calloc((size_t)n + 1, sizeof *seen);
-  int32_t *tmp = NULL, cap = 0;
-  int rc = -1;
-  if (!byidx || !off || !stamp || !stack || !next || !seen)
-    goto done;
-  for (int32_t b = 0; b < nb; b++)
-    stamp[b] = -1;
-  /* per group: the writer groups of its sorted dependencies */
-  off[0] = 0;
-  for (int32_t t = 0; t < n; t++) {
-    int32_t len;
-    fp_plan_group(p, t, &len);
-    int32_t need = 0; /* reads of the group bound its dependencies */
-    for (int32_t i = 0; i < len; i++)
-      need += fp_graph_node(g, fp_plan_group(p, t, &len)[i])->n_reads;
-    if (need > cap) {
-      free(tmp);
-      cap = need;
-      if (!(tmp = malloc((size_t)cap * sizeof *tmp)))
-        goto done;
-    }
-    int32_t k = group_deps(g, p, d, t, stamp, tmp);
-    int32_t *grown = realloc(deps, ((size_t)off[t] + (size_t)k + 1) *
-                                       sizeof *deps);
-    if (!grown)
-      goto done;
-    deps = grown;
-    for (int32_t i = 0; i < k; i++)
-      deps[off[t] + i] = d->gid[fp_graph_buffer(g, tmp[i])->writer];
-    off[t + 1] = off[t] + k;
-  }
-  for (int32_t t = 0; t < n; t++)
-    byidx[t] = t;
-  for (int32_t i = 1; i < n; i++) { /* insertion sort by minidx */
-    int32_t x = byidx[i], j = i;
-    for (; j > 0 && d->minidx[byidx[j - 1]] > d->minidx[x]; j--)
-      byidx[j] = byidx[j - 1];
-    byidx[j] = x;
-  }
-  for (int32_t r = 0; r < n; r++) {
-    int32_t sp = 0, root = byidx[r];
-    if (seen[root])
-      continue;
-    seen[root] = true;
-    next[root] = off[root];
-    stack[sp++] = root;
-    while (sp > 0) {
-      int32_t t = stack[sp - 1];
-      if (next[t] < off[t + 1]) {
-        int32_t u = deps[next[t]++];
-        if (!seen[u]) {
-          seen[u] = true;
-          next[u] = off[u];
-          stack[sp++] = u;
-        }
-        continue;
-      }
-      out[done++] = t;
-      sp--;
-    }
-  }
-  rc = done == n ? 0 : -1;
-done:
-  free(byidx);
-  free(off);
-  free(deps);
-  free(stamp);
-  free(stack);
-  free(next);
-  free(seen);
-  free(tmp);
-  return rc;
-}
-
-/* Inductor's peak estimate of an order (memory.py estimate_peak_memory,
- * without the resident inputs, a constant): freeable inputs live from
- * step 0 to their last reader; every buffer a group writes, kernel-local
- * ones included, live from its step to its last reader's step (its own
- * when no other group reads it), outputs to the end. */
-static uint64_t inductor_peak(const gdag *d, const int32_t *order,
-                              int64_t *delta, int32_t *step) {
-  int32_t n = d->n;
-  for (int32_t s = 0; s <= n; s++)
-    delta[s] = 0;
-  for (int32_t s = 0; s < n; s++)
-    step[order[s]] = s;
-  delta[0] += (int64_t)d->ind_live0;
-  for (int32_t s = 0; s < n; s++) {
-    delta[s] += (int64_t)d->alloc_all[order[s]];
-    delta[s + 1] -= (int64_t)d->dead_all[order[s]];
-  }
-  for (int32_t it = 0; it < d->n_items; it++) {
-    int32_t last = 0;
-    for (int32_t j = d->cons_off[it]; j < d->cons_off[it + 1]; j++)
-      last = step[d->cons[j]] > last ? step[d->cons[j]] : last;
-    delta[last + 1] -= (int64_t)d->item_bytes[it];
-  }
-  int64_t cur = 0, peak = 0;
-  for (int32_t s = 0; s <= n; s++) {
-    cur += delta[s];
-    peak = cur > peak ? cur : peak;
-  }
-  return (uint64_t)peak;
-}
-
-/* reorder_for_peak_memory on a plan already in its baseline order (d
- * built from it): the baseline, lpmf, bfs and dfs in Inductor's sizes and
- * tie-breaks (mpi_node.index = baseline position), the lowest estimate
- * winning, the first on ties.  Writes the chosen order to out; 0 or -1. */
-static int order_inductor_choice(const gdag *d, int32_t *out,
-                                 fp_order *chosen) {
-  gdag di = *d; /* Inductor's view of the same DAG; owns nothing */
-  di.alloc = d->alloc_all;
-  di.dead = d->dead_all;
-  di.start_live = d->ind_live0;
-  di.start_peak = d->ind_outputs;
-  di.tie = d->position;
-  size_t sn = (size_t)d->n + 1;
-  int32_t *cand = malloc(sn * sizeof *cand), *step = malloc(sn * sizeof *step);
-  int64_t *delta = malloc((sn + 1) * sizeof *delta);
-  int rc = -1;
-  if (!cand || !step || !delta)
-    goto done;
-  for (int32_t t = 0; t < d->n; t++)
-    out[t] = t;
-  uint64_t best = inductor_peak(&di, out, delta, step);
-  *chosen = FP_ORDER_INDUCTOR;
-  const fp_order methods[] = {FP_ORDER_LPMF, FP_ORDER_BFS, FP_ORDER_DFS};
-  for (int i = 0; i < 3; i++) {
-    int ok = methods[i] == FP_ORDER_LPMF  ? order_lpmf(&di, cand)
-             : methods[i] == FP_ORDER_BFS ? order_kahn(&di, true, cand)
-                                          : order_dfs(&di, cand);
-    if (ok != 0)
-      goto done;
-    uint64_t peak = inductor_peak(&di, cand, delta, step);
-    if (peak < best) {
-      best = peak;
-      *chosen = methods[i];
-      memcpy(out, cand, (size_t)d->n * sizeof *out);
-    }
-  }
-  rc = 0;
-done:
-  free(cand);
-  free(step);
-  free(delta);
-  return rc;
-}
-
-/* ---- applying orders ----------------------------------------------------- */
-
-static int compute_order(const gdag *d, fp_order o, int32_t *out) {
-  switch (o) {
-  case FP_ORDER_LISTED:
-    return order_kahn(d, false, out);
-  case FP_ORDER_BFS:
-    return order_kahn(d, true, out);
-  case FP_ORDER_LPMF:
-    return order_lpmf(d, out);
-  case FP_ORDER_DFS:
-    return order_dfs(d, out);
-  default:
-    return -1;
-  }
-}
-
-/* Writes p's groups in `order` into dst (replacing its groups). */
-static fp_status permute(const fp_plan *p, const int32_t *order, fp_plan *dst,
-                         fp_error *err) {
-  fp_plan_clear(dst);
-  for (int32_t i = 0; i < fp_plan_group_count(p); i++) {
-    int32_t len;
-    const int32_t *grp = fp_plan_group(p, order[i], &len);
-    if (fp_plan_add_group(dst, grp, len, err) != FP_OK)
-      return FP_ENOMEM;
-  }
-  return FP_OK;
-}
-
-/* Tries every concrete order in [first, last]; leaves the lowest-peak one
- * (the first on ties) in `best` and its order in *chosen. */
-static fp_status try_orders(const fp_graph *g, const fp_plan *p, const gdag *d,
-                            fp_order first, fp_order last, fp_plan *best,
-                            fp_order *chosen, fp_error *err) {
-  int32_t *order = malloc(((size_t)d->n + 1) * sizeof *order);
-  fp_plan *cand = fp_plan_create();
-  fp_status st = FP_OK;
-  uint64_t best_peak = UINT64_MAX;
-  if (!order || !cand) {
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (int o = first; o <= (int)last; o++) {
-    fp_metrics m;
-    if (compute_order(d, (fp_order)o, order) != 0) {
-      st = fp_error_set(err, FP_ENOMEM, "out of memory ordering groups");
-      goto done;
-    }
-    if ((st = permute(p, order, cand, err)) != FP_OK ||
-        (st = fp_plan_eval_k(g, cand, INT32_MAX, &m, NULL, err)) != FP_OK)
-      goto done;
-    if (m.peak_bytes < best_peak) {
-      best_peak = m.peak_bytes;
-      *chosen = (fp_order)o;
-      if ((st = fp_plan_copy(best, cand, err)) != FP_OK)
-        goto done;
-    }
-  }
-done:
-  free(order);
-  fp_plan_destroy(cand);
-  return st;
-}
-
-/* `inductor`: p's groups in Inductor's post-fusion order (the baseline),
- * then reorder_for_peak_memory's choice, into `best`; *chosen is the
- * method that won (INDUCTOR for the baseline). */
-static fp_status reorder_inductor(const fp_graph *g, const fp_plan *p,
-                                  const gdag *d, fp_plan *best,
-                                  fp_order *chosen, fp_error *err) {
-  int32_t *ord = malloc(((size_t)d->n + 1) * sizeof *ord);
-  fp_plan *base = fp_plan_create();
-  gdag db;
-  memset(&db, 0, sizeof db);
-  fp_status st = FP_ENOMEM;
-  if (ord && base && order_topo_schedule(g, p, d, ord) == 0 &&
-      permute(p, ord, base, err) == FP_OK && gdag_build(g, base, &db) == 0 &&
-      order_inductor_choice(&db, ord, chosen) == 0)
-    st = permute(base, ord, best, err);
-  if (st != FP_OK)
-    st = fp_error_set(err, FP_ENOMEM, "out of memory ordering groups");
-  gdag_free(&db);
-  fp_plan_destroy(base);
-  free(ord);
-  return st;
-}
-
-fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
-                          fp_order *chosen, fp_error *err) {
-  fp_order applied = order;
-  gdag d;
-  fp_status st = fp_plan_check(g, p, INT32_MAX, err);
-  if (st != FP_OK)
-    return st;
-  if ((unsigned)order >= FP_ORDER_COUNT_)
-    return fp_error_set(err, FP_EARG, "unknown order %d", (int)order);
-  if (gdag_build(g, p, &d) != 0) {
-    gdag_free(&d);
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
-  }
-  fp_plan *best = fp_plan_create();
-  fp_solver_info keep = *fp_plan_solver(p);
-  if (!best) {
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
-    goto done;
-  }
-  if (order == FP_ORDER_INDUCTOR)
-    st = reorder_inductor(g, p, &d, best, &applied, err);
-  else if (order == FP_ORDER_BEST)
-    st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
-                    err);
-  else
-    st = try_orders(g, p, &d, order, order, best, &applied, err);
-  if (st == FP_OK && (st = fp_plan_copy(p, best, err)) == FP_OK) {
-    *fp_plan_solver(p) = keep;
-    fp_plan_set_graph_name(p, fp_graph_name(g), NULL);
-  }
-done:
-  if (chosen)
-    *chosen = applied;
-  fp_plan_destroy(best);
-  gdag_free(&d);
-  return st;
-}
