@@ -32,7 +32,10 @@ int fp_method_parse(const char *s) {
 void fp_fusion_params_init(fp_fusion_params *prm, fp_method method) {
   memset(prm, 0, sizeof *prm);
   prm->method = method;
-  prm->order = method == FP_METHOD_EAGER ? FP_ORDER_LISTED : FP_ORDER_BEST;
+  /* greedy is the Inductor replica: Inductor's own reorder by default. */
+  prm->order = method == FP_METHOD_EAGER    ? FP_ORDER_LISTED
+               : method == FP_METHOD_GREEDY ? FP_ORDER_INDUCTOR
+                                            : FP_ORDER_BEST;
   prm->rounds = FP_FUSION_DEFAULT_ROUNDS;
   prm->bucket_pairs = FP_FUSION_DEFAULT_BUCKET_PAIRS;
   prm->max_distance = FP_FUSION_DEFAULT_MAX_DISTANCE;

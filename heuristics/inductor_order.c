@@ -27,7 +27,6 @@
  *      constant); the lowest wins, the baseline first, then lpmf, bfs,
  *      dfs (Python's min keeps the first).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -535,7 +534,6 @@ static int choose(idag *x, int32_t *out, fp_order *chosen) {
     if (ok != 0)
       goto done;
     uint64_t peak = estimate(d, cand, delta, step);
-    if (getenv("FP_DBG")) fprintf(stderr, "DBG base/best %llu method %d: %llu\n", (unsigned long long)best, (int)methods[i], (unsigned long long)peak);
     if (peak < best) {
       best = peak;
       *chosen = methods[i];
