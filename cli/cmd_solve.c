@@ -30,8 +30,9 @@ static const char solve_help_head[] =
  * table). */
 static const char solve_help_options[] =
     "  --order O        heuristics: listed | lpmf | bfs | dfs | best |\n"
-    "                   inductor (Inductor's reorder_for_peak_memory; default\n"
-    "                   best for the greedy methods, listed for eager)\n"
+    "                   inductor (Inductor's reorder_for_peak_memory); default\n"
+    "                   inductor for greedy, best for greedy-lowmem and\n"
+    "                   greedy-peak, listed for eager\n"
     "  --peak-limit L   bytes (suffixes KiB, MiB, GiB), 'eager' (the unfused\n"
     "                   program's peak) or N% of eager's peak.  greedy-peak,\n"
     "                   ilp and exhaustive plan under it (default eager); the\n"

@@ -93,8 +93,14 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
   }
-  if (order == FP_ORDER_INDUCTOR)
+  if (order == FP_ORDER_INDUCTOR) {
     st = inductor_reorder(g, p, best, &applied, err);
+    /* Its orders are not evaluated on the way (Inductor's estimate picks
+     * them), so the verifier sees the answer here. */
+    fp_error why;
+    if (st == FP_OK && fp_plan_check(g, best, INT32_MAX, &why) != FP_OK)
+      st = fp_error_set(err, FP_EINTERNAL, "order inductor: %s", why.msg);
+  }
   else if (order == FP_ORDER_BEST)
     st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
                     err);
