@@ -93,8 +93,7 @@ static bool reorder_matches(const fp_graph *g, const fp_plan *ind,
 }
 
 /* One row; adds to the three counters. */
-static void row(const char *path, int *n_groups, int *n_order,
-                int *n_reorder) {
+static void row(const char *path, int *n_groups, int *n_order, int *n_reorder) {
   char plan_path[4096];
   size_t len = strlen(path);
   if (len < 8 || strcmp(path + len - 8, ".json.gz") != 0 ||

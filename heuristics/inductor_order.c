@@ -37,14 +37,14 @@
 typedef struct idag {
   gdag d;
   int32_t n_groups;
-  int32_t *real;           /* node -> its group, -1 for a stand-in */
-  int32_t *minorder;       /* nodes sorted by (min member index, stand-in) */
-  int32_t *dep_off, *dep;  /* node -> writer nodes of its dependencies,
-                              in buffer-name order */
-  int32_t *tie;            /* node -> baseline position */
-  int32_t *gid, *ext;      /* graph node -> group; group -> its node */
-  int32_t *wnode;          /* buffer -> the node that writes it, or -1 */
-  int32_t *rank;           /* buffer -> rank of its name */
+  int32_t *real;          /* node -> its group, -1 for a stand-in */
+  int32_t *minorder;      /* nodes sorted by (min member index, stand-in) */
+  int32_t *dep_off, *dep; /* node -> writer nodes of its dependencies,
+                             in buffer-name order */
+  int32_t *tie;           /* node -> baseline position */
+  int32_t *gid, *ext;     /* graph node -> group; group -> its node */
+  int32_t *wnode;         /* buffer -> the node that writes it, or -1 */
+  int32_t *rank;          /* buffer -> rank of its name */
 } idag;
 
 static void idag_free(idag *x) {
@@ -525,8 +525,7 @@ static int choose(idag *x, int32_t *out, fp_order *chosen) {
   d->tie = x->tie;
   uint64_t best = estimate(d, out, delta, step);
   *chosen = FP_ORDER_INDUCTOR;
-  static const fp_order methods[] = {FP_ORDER_LPMF, FP_ORDER_BFS,
-                                     FP_ORDER_DFS};
+  static const fp_order methods[] = {FP_ORDER_LPMF, FP_ORDER_BFS, FP_ORDER_DFS};
   for (int i = 0; i < 3; i++) {
     int ok = methods[i] == FP_ORDER_LPMF  ? order_lpmf(d, cand)
              : methods[i] == FP_ORDER_BFS ? order_kahn(d, true, cand)

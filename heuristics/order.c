@@ -30,7 +30,6 @@ int fp_order_parse(const char *s) {
   return fp_name_lookup(order_names, FP_ORDER_COUNT_, s);
 }
 
-
 void gdag_free(gdag *d) {
   free(d->gid);
   free(d->minidx);
@@ -502,4 +501,3 @@ done:
   free(seen);
   return rc;
 }
-

@@ -10,7 +10,6 @@
 #include "model/eval.h"
 #include "model/util.h"
 
-
 static int compute_order(const gdag *d, fp_order o, int32_t *out) {
   switch (o) {
   case FP_ORDER_LISTED:
@@ -100,8 +99,7 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     fp_error why;
     if (st == FP_OK && fp_plan_check(g, best, INT32_MAX, &why) != FP_OK)
       st = fp_error_set(err, FP_EINTERNAL, "order inductor: %s", why.msg);
-  }
-  else if (order == FP_ORDER_BEST)
+  } else if (order == FP_ORDER_BEST)
     st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
                     err);
   else

@@ -23,9 +23,9 @@ static void plan_text(const fp_graph *g, const fp_plan *p, char *out,
     int32_t len;
     const int32_t *grp = fp_plan_group(p, t, &len);
     for (int32_t i = 0; i < len; i++)
-      k += (size_t)snprintf(out + k, cap - k, "%s%s",
-                            i ? " " : (t ? " | " : ""),
-                            fp_graph_node(g, grp[i])->name);
+      k +=
+          (size_t)snprintf(out + k, cap - k, "%s%s", i ? " " : (t ? " | " : ""),
+                           fp_graph_node(g, grp[i])->name);
   }
 }
 
@@ -43,8 +43,7 @@ static void reordered(const fp_graph *g, const char *groups, fp_order o,
                       char *out, size_t cap) {
   fp_plan *p = tu_plan(g, groups);
   fp_error err;
-  ck_assert_msg(fp_plan_reorder(g, p, o, NULL, &err) == FP_OK, "%s",
-                err.msg);
+  ck_assert_msg(fp_plan_reorder(g, p, o, NULL, &err) == FP_OK, "%s", err.msg);
   ck_assert_int_eq(fp_plan_check(g, p, INT32_MAX, NULL), FP_OK);
   plan_text(g, p, out, cap);
   fp_plan_destroy(p);
@@ -161,8 +160,7 @@ START_TEST(inductor_order_is_legal_and_stable) {
   fp_error err;
   ck_assert_int_eq(fp_plan_copy(q, p, &err), FP_OK);
   ck_assert_int_eq(fp_plan_reorder(g, q, FP_ORDER_DFS, NULL, &err), FP_OK);
-  ck_assert_int_eq(fp_plan_reorder(g, q, FP_ORDER_INDUCTOR, NULL, &err),
-                   FP_OK);
+  ck_assert_int_eq(fp_plan_reorder(g, q, FP_ORDER_INDUCTOR, NULL, &err), FP_OK);
   ck_assert_int_eq(fp_plan_check(g, q, INT32_MAX, NULL), FP_OK);
   /* greedy's default order is `inductor`: the same order from any start */
   ck_assert_int_eq(fp_plan_group_count(p), fp_plan_group_count(q));
