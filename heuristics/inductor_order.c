@@ -443,42 +443,11 @@ static int idag_build(const fp_graph *g, const fp_plan *p, idag *x) {
 /* topological_sort_schedule over the nodes in min_order: out[] gets the
  * baseline, and tie[] each node's position in it.  0 or -1. */
 static int baseline(idag *x, int32_t *out) {
-  int32_t m = x->d.n, done = 0;
-  int32_t *stack = malloc(((size_t)m + 1) * sizeof *stack);
-  int32_t *next = malloc(((size_t)m + 1) * sizeof *next);
-  bool *seen = calloc((size_t)m + 1, sizeof *seen);
-  int rc = -1;
-  if (!stack || !next || !seen)
-    goto done;
-  for (int32_t i = 0; i < m; i++) {
-    int32_t root = x->minorder[i], sp = 0;
-    if (seen[root])
-      continue;
-    seen[root] = true;
-    next[root] = x->dep_off[root];
-    stack[sp++] = root;
-    while (sp > 0) {
-      int32_t u = stack[sp - 1];
-      if (next[u] < x->dep_off[u + 1]) {
-        int32_t v = x->dep[next[u]++];
-        if (!seen[v]) {
-          seen[v] = true;
-          next[v] = x->dep_off[v];
-          stack[sp++] = v;
-        }
-        continue;
-      }
-      x->tie[u] = done;
-      out[done++] = u;
-      sp--;
-    }
-  }
-  rc = done == m ? 0 : -1;
-done:
-  free(stack);
-  free(next);
-  free(seen);
-  return rc;
+  if (gdag_postorder(x->d.n, x->minorder, x->dep_off, x->dep, out) != 0)
+    return -1;
+  for (int32_t s = 0; s < x->d.n; s++)
+    x->tie[out[s]] = s;
+  return 0;
 }
 
 /* estimate_peak_memory of an order of the nodes (without resident

@@ -437,51 +437,29 @@ static int cmp_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Depth-first order: visit groups by ascending key; before a group, its
- * predecessors, also by ascending key; emit in post-order.  Iterative, so
- * long chains do not overflow the C stack. */
-int order_dfs(const gdag *d, int32_t *out) {
-  int32_t n = d->n, done = 0;
-  size_t sn = (size_t)n + 1;
-  dfs_key *keys = malloc(sn * sizeof *keys);
-  int32_t *rank = malloc(sn * sizeof *rank),
-          *byrank = malloc(sn * sizeof *byrank);
-  int32_t *preds = malloc(((size_t)d->pred_off[n] + 1) * sizeof *preds);
-  int32_t *stack = malloc(sn * sizeof *stack),
-          *next = malloc(sn * sizeof *next);
-  bool *seen = calloc(sn, sizeof *seen);
+int gdag_postorder(int32_t n, const int32_t *roots, const int32_t *off,
+                   const int32_t *adj, int32_t *out) {
+  int32_t done = 0;
+  int32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
+  int32_t *next = malloc(((size_t)n + 1) * sizeof *next);
+  bool *seen = calloc((size_t)n + 1, sizeof *seen);
   int rc = -1;
-  if (!keys || !rank || !byrank || !preds || !stack || !next || !seen)
+  if (!stack || !next || !seen)
     goto done;
-  for (int32_t t = 0; t < n; t++) {
-    keys[t] = (dfs_key){d->alloc[t], d->tie[t], t};
-    keys[t].touched += d->dfs_extra ? d->dfs_extra[t] : 0;
-    for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
-      keys[t].touched += d->item_bytes[d->gitem[j]];
-  }
-  qsort(keys, (size_t)n, sizeof *keys, cmp_dfs_key);
-  for (int32_t r = 0; r < n; r++)
-    rank[keys[r].t] = r, byrank[r] = keys[r].t;
-  /* predecessor lists as sorted ranks */
-  for (int32_t j = 0; j < d->pred_off[n]; j++)
-    preds[j] = rank[d->pred[j]];
-  for (int32_t t = 0; t < n; t++)
-    qsort(preds + d->pred_off[t], (size_t)(d->pred_off[t + 1] - d->pred_off[t]),
-          sizeof *preds, cmp_int32);
   for (int32_t r = 0; r < n; r++) {
-    if (seen[byrank[r]])
+    int32_t root = roots[r], sp = 0;
+    if (seen[root])
       continue;
-    int32_t sp = 0;
-    stack[sp++] = byrank[r];
-    seen[byrank[r]] = true;
-    next[byrank[r]] = d->pred_off[byrank[r]];
+    seen[root] = true;
+    next[root] = off[root];
+    stack[sp++] = root;
     while (sp > 0) {
       int32_t t = stack[sp - 1];
-      if (next[t] < d->pred_off[t + 1]) {
-        int32_t u = byrank[preds[next[t]++]];
+      if (next[t] < off[t + 1]) {
+        int32_t u = adj[next[t]++];
         if (!seen[u]) {
           seen[u] = true;
-          next[u] = d->pred_off[u];
+          next[u] = off[u];
           stack[sp++] = u;
         }
         continue;
@@ -492,12 +470,46 @@ int order_dfs(const gdag *d, int32_t *out) {
   }
   rc = done == n ? 0 : -1;
 done:
+  free(stack);
+  free(next);
+  free(seen);
+  return rc;
+}
+
+/* Depth-first order: visit groups by ascending key; before a group, its
+ * predecessors, also by ascending key; emit in post-order. */
+int order_dfs(const gdag *d, int32_t *out) {
+  int32_t n = d->n;
+  size_t sn = (size_t)n + 1;
+  dfs_key *keys = malloc(sn * sizeof *keys);
+  int32_t *rank = malloc(sn * sizeof *rank),
+          *byrank = malloc(sn * sizeof *byrank);
+  int32_t *preds = malloc(((size_t)d->pred_off[n] + 1) * sizeof *preds);
+  int rc = -1;
+  if (!keys || !rank || !byrank || !preds)
+    goto done;
+  for (int32_t t = 0; t < n; t++) {
+    keys[t] = (dfs_key){d->alloc[t], d->tie[t], t};
+    keys[t].touched += d->dfs_extra ? d->dfs_extra[t] : 0;
+    for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
+      keys[t].touched += d->item_bytes[d->gitem[j]];
+  }
+  qsort(keys, (size_t)n, sizeof *keys, cmp_dfs_key);
+  for (int32_t r = 0; r < n; r++)
+    rank[keys[r].t] = r, byrank[r] = keys[r].t;
+  /* predecessor lists in ascending key order */
+  for (int32_t j = 0; j < d->pred_off[n]; j++)
+    preds[j] = rank[d->pred[j]];
+  for (int32_t t = 0; t < n; t++)
+    qsort(preds + d->pred_off[t], (size_t)(d->pred_off[t + 1] - d->pred_off[t]),
+          sizeof *preds, cmp_int32);
+  for (int32_t j = 0; j < d->pred_off[n]; j++)
+    preds[j] = byrank[preds[j]];
+  rc = gdag_postorder(n, byrank, d->pred_off, preds, out);
+done:
   free(keys);
   free(rank);
   free(byrank);
   free(preds);
-  free(stack);
-  free(next);
-  free(seen);
   return rc;
 }

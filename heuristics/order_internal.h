@@ -54,6 +54,14 @@ int order_kahn(const gdag *d, bool bfs, int32_t *out);
 int order_lpmf(const gdag *d, int32_t *out);
 int order_dfs(const gdag *d, int32_t *out);
 
+/* A depth-first walk over n nodes: roots[0..n) in that order, each node
+ * visiting adj[off[v]..off[v + 1]) in that order before it is emitted
+ * (post-order) into out[0..n).  Iterative, so long chains do not overflow
+ * the C stack.  0, or -1 when out of memory or not every node was
+ * reached. */
+int gdag_postorder(int32_t n, const int32_t *roots, const int32_t *off,
+                   const int32_t *adj, int32_t *out);
+
 /* Inductor's reorder_for_peak_memory of p's groups, written into out (its
  * groups replaced); *chosen is the method that won (FP_ORDER_INDUCTOR for
  * Inductor's baseline).  p must be legal.  Fails with FP_ENOMEM.
