@@ -61,6 +61,20 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/corpus.sh" "$builddir/fuseplan"
   echo
+  echo "## greedy as a replica of Inductor (issue: certification, item 7)"
+  echo
+  echo "Every graph of data/graphs against Inductor's own plan beside it:"
+  echo "whether greedy (default settings, \`--order inductor\`) forms the"
+  echo "same groups, how many of Inductor's groups it does not form, whether"
+  echo "the order is the same too, the first difference, and whether"
+  echo "\`--order inductor\` applied to Inductor's own groups gives Inductor's"
+  echo "order.  Causes of every difference: docs/heuristics.md, \"How faithful"
+  echo "greedy is\".  Command: \`bench/bench_replica data/graphs/*.json.gz\`"
+  echo "(plans excluded)."
+  echo
+  # shellcheck disable=SC2046
+  "$builddir/bench/bench_replica" $(ls "$srcdir"/data/graphs/*.json.gz | grep -v '\.plan\.json\.gz$')
+  echo
   echo "## Never beaten, always proven: auto against Inductor's own plans (issue: certification)"
   echo
   echo "\`bench/dominance.sh\` prints this (\`FP_DOM_S\` seconds per solve, default 10)."

@@ -29,8 +29,10 @@ static const char solve_help_head[] =
 /* The options after the method list (which comes from the planner
  * table). */
 static const char solve_help_options[] =
-    "  --order O        heuristics: listed | lpmf | bfs | dfs | best (default\n"
-    "                   best for the greedy methods, listed for eager)\n"
+    "  --order O        heuristics: listed | lpmf | bfs | dfs | best |\n"
+    "                   inductor (Inductor's own reorder_for_peak_memory);\n"
+    "                   default inductor for greedy, best for greedy-lowmem\n"
+    "                   and greedy-peak, listed for eager\n"
     "  --peak-limit L   bytes (suffixes KiB, MiB, GiB), 'eager' (the unfused\n"
     "                   program's peak) or N% of eager's peak.  greedy-peak,\n"
     "                   ilp and exhaustive plan under it (default eager); the\n"
@@ -191,7 +193,8 @@ static int read_options(const cli_args *a, request *rq) {
   int oi = o ? fp_order_parse(o) : (int)rq->req.fus.order;
   if (oi < 0)
     return cli_usage_error(
-        "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best)", o);
+        "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best, inductor)",
+        o);
   rq->req.fus.order = (fp_order)oi;
   if (k && (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1))
     return cli_usage_error("solve", "--max-fusion-size: expected >= 1");

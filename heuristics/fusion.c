@@ -32,7 +32,10 @@ int fp_method_parse(const char *s) {
 void fp_fusion_params_init(fp_fusion_params *prm, fp_method method) {
   memset(prm, 0, sizeof *prm);
   prm->method = method;
-  prm->order = method == FP_METHOD_EAGER ? FP_ORDER_LISTED : FP_ORDER_BEST;
+  /* greedy is the Inductor replica: Inductor's own reorder by default. */
+  prm->order = method == FP_METHOD_EAGER    ? FP_ORDER_LISTED
+               : method == FP_METHOD_GREEDY ? FP_ORDER_INDUCTOR
+                                            : FP_ORDER_BEST;
   prm->rounds = FP_FUSION_DEFAULT_ROUNDS;
   prm->bucket_pairs = FP_FUSION_DEFAULT_BUCKET_PAIRS;
   prm->max_distance = FP_FUSION_DEFAULT_MAX_DISTANCE;
@@ -87,19 +90,55 @@ static int cmp_pair_ids(const void *x, const void *y) {
   return (p->b > q->b) - (p->b < q->b);
 }
 
-/* Score order: more shared bytes first, then same kind, then closer in
- * the listed order, then listed positions (deterministic). */
-static int cmp_score(const void *x, const void *y) {
-  const cand *p = x, *q = y;
-  if (p->pi.shared != q->pi.shared)
+/* Score order, Inductor's FusionScore (choices.py): when one pair shares
+ * more than 16 times the bytes of the other, it goes first; otherwise
+ * pairs of the same kind first, then more shared bytes, then closer in
+ * the listed order, then listed positions (deterministic).  This is not
+ * a total order (the 16x rule is not transitive), so it is only used
+ * through sort_by_score's merge sort. */
+static int cmp_score(const cand *p, const cand *q) {
+  uint64_t hi = p->pi.shared > q->pi.shared ? p->pi.shared : q->pi.shared;
+  uint64_t lo = p->pi.shared > q->pi.shared ? q->pi.shared : p->pi.shared;
+  if (hi / 16 > lo || (hi / 16 == lo && hi % 16 != 0))
     return p->pi.shared > q->pi.shared ? -1 : 1;
   if (p->pi.same_kind != q->pi.same_kind)
     return p->pi.same_kind ? -1 : 1;
+  if (p->pi.shared != q->pi.shared)
+    return p->pi.shared > q->pi.shared ? -1 : 1;
   if (p->pi.proximity != q->pi.proximity)
     return p->pi.proximity < q->pi.proximity ? -1 : 1;
   if (p->key_a != q->key_a)
     return p->key_a < q->key_a ? -1 : 1;
   return (p->key_b > q->key_b) - (p->key_b < q->key_b);
+}
+
+/* Stable bottom-up merge sort of L by cmp_score: a fixed sequence of
+ * comparisons, so the result is deterministic even though the score
+ * order is not transitive.  -1 when out of memory. */
+static int sort_by_score(cand_list *L) {
+  cand *tmp = malloc((L->n + 1) * sizeof *tmp), *a = L->c, *b = tmp;
+  if (!tmp)
+    return -1;
+  for (size_t w = 1; w < L->n; w *= 2) {
+    for (size_t lo = 0; lo < L->n; lo += 2 * w) {
+      size_t mid = lo + w < L->n ? lo + w : L->n;
+      size_t hi = lo + 2 * w < L->n ? lo + 2 * w : L->n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        b[k++] = cmp_score(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+      while (i < mid)
+        b[k++] = a[i++];
+      while (j < hi)
+        b[k++] = a[j++];
+    }
+    cand *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != L->c)
+    memcpy(L->c, a, L->n * sizeof *a);
+  free(tmp);
+  return 0;
 }
 
 static int cmp_by_pos(const void *x, const void *y) {
@@ -156,8 +195,7 @@ static int collect(fuser *F, const fp_fusion_params *prm, cand_list *L) {
     L->c[m++] = c;
   }
   L->n = m;
-  qsort(L->c, L->n, sizeof *L->c, cmp_score);
-  return 0;
+  return sort_by_score(L);
 }
 
 /* ---- rounds and the driver ------------------------------------------------

@@ -23,7 +23,8 @@
   X(LPMF, "lpmf")                                                              \
   X(BFS, "bfs")                                                                \
   X(DFS, "dfs")                                                                \
-  X(BEST, "best")
+  X(BEST, "best")                                                              \
+  X(INDUCTOR, "inductor")
 
 typedef enum fp_order {
 #define FP_ORDER_ENUM_(name, str) FP_ORDER_##name,
@@ -44,7 +45,13 @@ int fp_order_parse(const char *s); /* -1 if unknown */
  *           then the one that frees the most;
  *   bfs     ready groups whose predecessors ran earliest first (FIFO);
  *   dfs     depth-first from the groups with the least memory touched;
- *   best    all of the above, keeping the lowest peak (first on ties).
+ *   best    all of the above, keeping the lowest peak (first on ties);
+ *   inductor  Inductor's reorder_for_peak_memory as torch 2.15 runs it
+ *           after fusion: the groups sorted by smallest member index and
+ *           put in topological order as topological_sort_schedule does
+ *           (the baseline), then its lpmf, bfs and dfs with Inductor's
+ *           node sizes and tie-breaks, keeping the lowest peak by
+ *           Inductor's own estimate (memory.py; the baseline on ties).
  * Traffic does not depend on the order, only peak does.  `chosen` (may be
  * NULL) receives the order that was applied (never BEST).  Fails with
  * FP_EILLEGAL for an illegal plan, FP_ENOMEM. */

@@ -1,6 +1,7 @@
 /*
- * order.c -- memory-aware orders of a fixed grouping: listed, LPMF, BFS,
- * DFS, and the best of them (after Inductor's reorder_for_peak_memory).
+ * order.c -- memory-aware orders of a fixed grouping: the group DAG and
+ * the listed, LPMF, BFS and DFS sorts (after Inductor's memory.py).
+ * reorder.c applies them; inductor_order.c runs them in Inductor's way.
  *
  * All four work on the group DAG (an edge g -> h when h reads a buffer g
  * writes) and on "freeable items": buffers that are live for a while and
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heuristics/heuristics.h"
+#include "heuristics/order_internal.h"
 #include "model/eval.h"
 #include "model/util.h"
 
@@ -29,24 +30,7 @@ int fp_order_parse(const char *s) {
   return fp_name_lookup(order_names, FP_ORDER_COUNT_, s);
 }
 
-/* The group DAG of a plan, with what the orders need to know about memory.
- * Invariant: CSR arrays *_off have n + 1 (groups) or n_items + 1 entries. */
-typedef struct gdag {
-  int32_t n;                  /* groups */
-  int32_t *gid;               /* node -> group */
-  int32_t *minidx;            /* group -> smallest member index */
-  int32_t *succ_off, *succ;   /* distinct successor groups */
-  int32_t *pred_off, *pred;   /* distinct predecessor groups */
-  uint64_t *alloc;            /* bytes a group allocates */
-  uint64_t *dead;             /* bytes freed right after the group */
-  int32_t n_items;            /* freeable items */
-  uint64_t *item_bytes;       /* item -> bytes */
-  int32_t *cons_off, *cons;   /* item -> distinct consumer groups */
-  int32_t *gitem_off, *gitem; /* group -> items it consumes */
-  uint64_t start_live;        /* resident + freeable inputs in use */
-} gdag;
-
-static void gdag_free(gdag *d) {
+void gdag_free(gdag *d) {
   free(d->gid);
   free(d->minidx);
   free(d->succ_off);
@@ -60,11 +44,13 @@ static void gdag_free(gdag *d) {
   free(d->cons);
   free(d->gitem_off);
   free(d->gitem);
+  free(d->item_input);
+  free(d->dfs_extra);
   memset(d, 0, sizeof *d);
 }
 
 /* Turns per-row counts in off[1..n] into offsets. */
-static void prefix(int32_t *off, int32_t n) {
+void gdag_prefix(int32_t *off, int32_t n) {
   off[0] = 0;
   for (int32_t i = 0; i < n; i++)
     off[i + 1] += off[i];
@@ -103,8 +89,8 @@ static int build_edges(const fp_graph *g, const fp_plan *p, gdag *d,
       }
     }
     if (!pass) {
-      prefix(d->succ_off, n);
-      prefix(d->pred_off, n);
+      gdag_prefix(d->succ_off, n);
+      gdag_prefix(d->pred_off, n);
       memset(d->pred_off + n + 1, 0, (size_t)n * sizeof *d->pred_off);
       d->succ = malloc(((size_t)d->succ_off[n] + 1) * sizeof *d->succ);
       d->pred = malloc(((size_t)d->pred_off[n] + 1) * sizeof *d->pred);
@@ -165,8 +151,9 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
   int32_t nb = fp_graph_buffer_count(g), n = d->n, k = 0;
   d->cons_off = calloc((size_t)nb + 1, sizeof *d->cons_off);
   d->item_bytes = malloc(((size_t)nb + 1) * sizeof *d->item_bytes);
+  d->item_input = malloc(((size_t)nb + 1) * sizeof *d->item_input);
   d->gitem_off = calloc((size_t)n + 1, sizeof *d->gitem_off);
-  if (!d->cons_off || !d->item_bytes || !d->gitem_off)
+  if (!d->cons_off || !d->item_bytes || !d->item_input || !d->gitem_off)
     return -1;
   for (int32_t i = 0; i < n; i++)
     stamp[i] = -1;
@@ -176,12 +163,13 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
       continue;
     const fp_buffer *buf = fp_graph_buffer(g, b);
     d->item_bytes[k] = buf->bytes;
+    d->item_input[k] = buf->input;
     d->cons_off[++k] = c;
     if (buf->input)
       d->start_live += buf->bytes; /* freeable inputs start live */
   }
   d->n_items = k;
-  prefix(d->cons_off, k);
+  gdag_prefix(d->cons_off, k);
   d->cons = malloc(((size_t)d->cons_off[k] + 1) * sizeof *d->cons);
   if (!d->cons)
     return -1;
@@ -194,7 +182,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
   for (int32_t it = 0; it < k; it++)
     for (int32_t j = d->cons_off[it]; j < d->cons_off[it + 1]; j++)
       d->gitem_off[d->cons[j] + 1]++;
-  prefix(d->gitem_off, n);
+  gdag_prefix(d->gitem_off, n);
   d->gitem = malloc(((size_t)d->gitem_off[n] + 1) * sizeof *d->gitem);
   if (!d->gitem)
     return -1;
@@ -207,7 +195,7 @@ static int build_items(const fp_graph *g, gdag *d, int32_t *stamp) {
 }
 
 /* Builds the group DAG of a legal plan.  0, or -1 when out of memory. */
-static int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
+int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   int32_t n = fp_plan_group_count(p);
   memset(d, 0, sizeof *d);
   d->n = n;
@@ -219,6 +207,7 @@ static int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   d->pred_off = calloc(2 * sn, sizeof *d->pred_off); /* + fill counters */
   d->alloc = malloc(sn * sizeof *d->alloc);
   d->dead = malloc(sn * sizeof *d->dead);
+  d->tie = d->minidx;
   int32_t *stamp = malloc(sn * sizeof *stamp),
           *fill = malloc(sn * sizeof *fill);
   int rc = -1;
@@ -266,7 +255,7 @@ static bool heap_less(const heap *h, int32_t a, int32_t b) {
     if (na != nb)
       return na < nb;
   }
-  return h->d->minidx[a] < h->d->minidx[b];
+  return h->d->tie[a] < h->d->tie[b];
 }
 
 static void heap_push(heap *h, int32_t x) {
@@ -300,7 +289,7 @@ static int32_t heap_pop(heap *h) {
 
 /* Kahn's algorithm with a heap: `listed` (key NULL: smallest member index
  * first) or `bfs` (key = sorted orders of the predecessors). */
-static int order_kahn(const gdag *d, bool bfs, int32_t *out) {
+int order_kahn(const gdag *d, bool bfs, int32_t *out) {
   int32_t n = d->n, done = 0;
   int32_t *indeg = malloc(((size_t)n + 1) * sizeof *indeg);
   int32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
@@ -358,7 +347,7 @@ static int32_t lpmf_pick(const gdag *d, const int32_t *ready, int32_t n_ready,
     uint64_t k1 = live + d->alloc[t] > peak ? live + d->alloc[t] : peak;
     int64_t k2 = (int64_t)d->alloc[t] - (int64_t)to_free[t];
     if (i == 0 || k1 < bk1 || (k1 == bk1 && k2 < bk2) ||
-        (k1 == bk1 && k2 == bk2 && d->minidx[t] < d->minidx[ready[best]])) {
+        (k1 == bk1 && k2 == bk2 && d->tie[t] < d->tie[ready[best]])) {
       best = i;
       bk1 = k1;
       bk2 = k2;
@@ -382,7 +371,7 @@ static void lpmf_release(const gdag *d, int32_t t, int32_t *rem,
 }
 
 /* Least-peak-memory-first order.  O(groups x ready) like Inductor's. */
-static int order_lpmf(const gdag *d, int32_t *out) {
+int order_lpmf(const gdag *d, int32_t *out) {
   int32_t n = d->n, n_ready = 0;
   size_t sn = (size_t)n + 1;
   int32_t *indeg = malloc(sn * sizeof *indeg),
@@ -401,7 +390,8 @@ static int order_lpmf(const gdag *d, int32_t *out) {
   for (int32_t it = 0; it < d->n_items; it++)
     if ((rem[it] = d->cons_off[it + 1] - d->cons_off[it]) == 1)
       to_free[d->cons[d->cons_off[it]]] += d->item_bytes[it];
-  uint64_t live = d->start_live, peak = d->start_live;
+  uint64_t live = d->start_live;
+  uint64_t peak = d->start_peak > live ? d->start_peak : live;
   for (int32_t step = 0; step < n; step++) {
     if (n_ready == 0)
       goto done; /* cannot happen on an acyclic DAG */
@@ -447,50 +437,29 @@ static int cmp_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Depth-first order: visit groups by ascending key; before a group, its
- * predecessors, also by ascending key; emit in post-order.  Iterative, so
- * long chains do not overflow the C stack. */
-static int order_dfs(const gdag *d, int32_t *out) {
-  int32_t n = d->n, done = 0;
-  size_t sn = (size_t)n + 1;
-  dfs_key *keys = malloc(sn * sizeof *keys);
-  int32_t *rank = malloc(sn * sizeof *rank),
-          *byrank = malloc(sn * sizeof *byrank);
-  int32_t *preds = malloc(((size_t)d->pred_off[n] + 1) * sizeof *preds);
-  int32_t *stack = malloc(sn * sizeof *stack),
-          *next = malloc(sn * sizeof *next);
-  bool *seen = calloc(sn, sizeof *seen);
+int gdag_postorder(int32_t n, const int32_t *roots, const int32_t *off,
+                   const int32_t *adj, int32_t *out) {
+  int32_t done = 0;
+  int32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
+  int32_t *next = malloc(((size_t)n + 1) * sizeof *next);
+  bool *seen = calloc((size_t)n + 1, sizeof *seen);
   int rc = -1;
-  if (!keys || !rank || !byrank || !preds || !stack || !next || !seen)
+  if (!stack || !next || !seen)
     goto done;
-  for (int32_t t = 0; t < n; t++) {
-    keys[t] = (dfs_key){d->alloc[t], d->minidx[t], t};
-    for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
-      keys[t].touched += d->item_bytes[d->gitem[j]];
-  }
-  qsort(keys, (size_t)n, sizeof *keys, cmp_dfs_key);
-  for (int32_t r = 0; r < n; r++)
-    rank[keys[r].t] = r, byrank[r] = keys[r].t;
-  /* predecessor lists as sorted ranks */
-  for (int32_t j = 0; j < d->pred_off[n]; j++)
-    preds[j] = rank[d->pred[j]];
-  for (int32_t t = 0; t < n; t++)
-    qsort(preds + d->pred_off[t], (size_t)(d->pred_off[t + 1] - d->pred_off[t]),
-          sizeof *preds, cmp_int32);
   for (int32_t r = 0; r < n; r++) {
-    if (seen[byrank[r]])
+    int32_t root = roots[r], sp = 0;
+    if (seen[root])
       continue;
-    int32_t sp = 0;
-    stack[sp++] = byrank[r];
-    seen[byrank[r]] = true;
-    next[byrank[r]] = d->pred_off[byrank[r]];
+    seen[root] = true;
+    next[root] = off[root];
+    stack[sp++] = root;
     while (sp > 0) {
       int32_t t = stack[sp - 1];
-      if (next[t] < d->pred_off[t + 1]) {
-        int32_t u = byrank[preds[next[t]++]];
+      if (next[t] < off[t + 1]) {
+        int32_t u = adj[next[t]++];
         if (!seen[u]) {
           seen[u] = true;
-          next[u] = d->pred_off[u];
+          next[u] = off[u];
           stack[sp++] = u;
         }
         continue;
@@ -501,113 +470,46 @@ static int order_dfs(const gdag *d, int32_t *out) {
   }
   rc = done == n ? 0 : -1;
 done:
-  free(keys);
-  free(rank);
-  free(byrank);
-  free(preds);
   free(stack);
   free(next);
   free(seen);
   return rc;
 }
 
-/* ---- applying orders ----------------------------------------------------- */
-
-static int compute_order(const gdag *d, fp_order o, int32_t *out) {
-  switch (o) {
-  case FP_ORDER_LISTED:
-    return order_kahn(d, false, out);
-  case FP_ORDER_BFS:
-    return order_kahn(d, true, out);
-  case FP_ORDER_LPMF:
-    return order_lpmf(d, out);
-  case FP_ORDER_DFS:
-    return order_dfs(d, out);
-  default:
-    return -1;
-  }
-}
-
-/* Writes p's groups in `order` into dst (replacing its groups). */
-static fp_status permute(const fp_plan *p, const int32_t *order, fp_plan *dst,
-                         fp_error *err) {
-  fp_plan_clear(dst);
-  for (int32_t i = 0; i < fp_plan_group_count(p); i++) {
-    int32_t len;
-    const int32_t *grp = fp_plan_group(p, order[i], &len);
-    if (fp_plan_add_group(dst, grp, len, err) != FP_OK)
-      return FP_ENOMEM;
-  }
-  return FP_OK;
-}
-
-/* Tries every concrete order in [first, last]; leaves the lowest-peak one
- * (the first on ties) in `best` and its order in *chosen. */
-static fp_status try_orders(const fp_graph *g, const fp_plan *p, const gdag *d,
-                            fp_order first, fp_order last, fp_plan *best,
-                            fp_order *chosen, fp_error *err) {
-  int32_t *order = malloc(((size_t)d->n + 1) * sizeof *order);
-  fp_plan *cand = fp_plan_create();
-  fp_status st = FP_OK;
-  uint64_t best_peak = UINT64_MAX;
-  if (!order || !cand) {
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+/* Depth-first order: visit groups by ascending key; before a group, its
+ * predecessors, also by ascending key; emit in post-order. */
+int order_dfs(const gdag *d, int32_t *out) {
+  int32_t n = d->n;
+  size_t sn = (size_t)n + 1;
+  dfs_key *keys = malloc(sn * sizeof *keys);
+  int32_t *rank = malloc(sn * sizeof *rank),
+          *byrank = malloc(sn * sizeof *byrank);
+  int32_t *preds = malloc(((size_t)d->pred_off[n] + 1) * sizeof *preds);
+  int rc = -1;
+  if (!keys || !rank || !byrank || !preds)
     goto done;
+  for (int32_t t = 0; t < n; t++) {
+    keys[t] = (dfs_key){d->alloc[t], d->tie[t], t};
+    keys[t].touched += d->dfs_extra ? d->dfs_extra[t] : 0;
+    for (int32_t j = d->gitem_off[t]; j < d->gitem_off[t + 1]; j++)
+      keys[t].touched += d->item_bytes[d->gitem[j]];
   }
-  for (int o = first; o <= (int)last; o++) {
-    fp_metrics m;
-    if (compute_order(d, (fp_order)o, order) != 0) {
-      st = fp_error_set(err, FP_ENOMEM, "out of memory ordering groups");
-      goto done;
-    }
-    if ((st = permute(p, order, cand, err)) != FP_OK ||
-        (st = fp_plan_eval_k(g, cand, INT32_MAX, &m, NULL, err)) != FP_OK)
-      goto done;
-    if (m.peak_bytes < best_peak) {
-      best_peak = m.peak_bytes;
-      *chosen = (fp_order)o;
-      if ((st = fp_plan_copy(best, cand, err)) != FP_OK)
-        goto done;
-    }
-  }
+  qsort(keys, (size_t)n, sizeof *keys, cmp_dfs_key);
+  for (int32_t r = 0; r < n; r++)
+    rank[keys[r].t] = r, byrank[r] = keys[r].t;
+  /* predecessor lists in ascending key order */
+  for (int32_t j = 0; j < d->pred_off[n]; j++)
+    preds[j] = rank[d->pred[j]];
+  for (int32_t t = 0; t < n; t++)
+    qsort(preds + d->pred_off[t], (size_t)(d->pred_off[t + 1] - d->pred_off[t]),
+          sizeof *preds, cmp_int32);
+  for (int32_t j = 0; j < d->pred_off[n]; j++)
+    preds[j] = byrank[preds[j]];
+  rc = gdag_postorder(n, byrank, d->pred_off, preds, out);
 done:
-  free(order);
-  fp_plan_destroy(cand);
-  return st;
-}
-
-fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
-                          fp_order *chosen, fp_error *err) {
-  fp_order applied = order;
-  gdag d;
-  fp_status st = fp_plan_check(g, p, INT32_MAX, err);
-  if (st != FP_OK)
-    return st;
-  if ((unsigned)order >= FP_ORDER_COUNT_)
-    return fp_error_set(err, FP_EARG, "unknown order %d", (int)order);
-  if (gdag_build(g, p, &d) != 0) {
-    gdag_free(&d);
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
-  }
-  fp_plan *best = fp_plan_create();
-  fp_solver_info keep = *fp_plan_solver(p);
-  if (!best) {
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
-    goto done;
-  }
-  if (order == FP_ORDER_BEST)
-    st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
-                    err);
-  else
-    st = try_orders(g, p, &d, order, order, best, &applied, err);
-  if (st == FP_OK && (st = fp_plan_copy(p, best, err)) == FP_OK) {
-    *fp_plan_solver(p) = keep;
-    fp_plan_set_graph_name(p, fp_graph_name(g), NULL);
-  }
-done:
-  if (chosen)
-    *chosen = applied;
-  fp_plan_destroy(best);
-  gdag_free(&d);
-  return st;
+  free(keys);
+  free(rank);
+  free(byrank);
+  free(preds);
+  return rc;
 }

@@ -85,7 +85,13 @@ fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
     fp.order = FP_ORDER_BEST;
     fp.max_fusion_size = prm->max_fusion_size;
     fp.peak_limit = peak_cap == FP_NO_LIMIT ? 0 : peak_cap;
-    if (fp_fuse(g, &fp, p, NULL) == FP_OK)
+    if (fp_fuse(g, &fp, p, NULL) != FP_OK)
+      continue;
+    offer(g, prm, eager_peak, p, &best, m);
+    /* Inductor's own reorder of greedy's groups: its order can meet a peak
+     * limit that `best` misses (issue 12). */
+    if (k == FP_METHOD_GREEDY &&
+        fp_plan_reorder(g, p, FP_ORDER_INDUCTOR, NULL, NULL) == FP_OK)
       offer(g, prm, eager_peak, p, &best, m);
   }
   fp_plan_destroy(p);

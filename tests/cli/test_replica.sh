@@ -1,0 +1,70 @@
+#!/bin/sh
+# test_replica.sh -- greedy as a replica of Inductor (docs/heuristics.md,
+# "How faithful greedy is"): on the corpus graphs where greedy reproduces
+# Inductor's groups (and order), it must go on doing so, and `--order
+# inductor` applied to Inductor's own groups must go on giving Inductor's
+# order where it does today.  bench/bench_replica makes the comparison (the
+# same table as BENCHMARKS.md); a regression in the fusion rules, the score
+# order or the reorder fails here.
+
+# shellcheck source=tests/cli/lib.sh
+. "${top_srcdir:-.}/tests/cli/lib.sh"
+t_init
+
+D=$top_srcdir/data/graphs
+B=$top_builddir/bench/bench_replica
+
+# Where greedy's groups equal Inductor's (17 of 20 graphs).
+SAME_GROUPS='convnext_tiny.bwd deit_small_patch16_224.bwd
+deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd
+mobilenetv3_large_100.bwd mobilenetv3_large_100.fwd resnet50-triton.bwd
+resnet50-triton.fwd resnet50.bwd vit_base_patch16_224.bwd
+vit_base_patch16_224.fwd volo_d1_224-triton.bwd volo_d1_224-triton.fwd
+volo_d1_224.bwd'
+# Where the order is equal too (16: all but convnext_tiny.bwd, a mutation).
+SAME_ORDER='deit_small_patch16_224.bwd deit_small_patch16_224.fwd
+gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd mobilenetv3_large_100.bwd
+mobilenetv3_large_100.fwd resnet50-triton.bwd resnet50-triton.fwd
+resnet50.bwd vit_base_patch16_224.bwd vit_base_patch16_224.fwd
+volo_d1_224-triton.bwd volo_d1_224-triton.fwd volo_d1_224.bwd'
+# Where --order inductor on Inductor's groups gives Inductor's order (19:
+# all but convnext_tiny.bwd).
+SAME_REORDER='convnext_tiny.fwd deit_small_patch16_224.bwd
+deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd
+mobilenetv3_large_100.bwd mobilenetv3_large_100.fwd resnet50-triton.bwd
+resnet50-triton.fwd resnet50.bwd resnet50.fwd vit_base_patch16_224.bwd
+vit_base_patch16_224.fwd volo_d1_224-triton.bwd volo_d1_224-triton.fwd
+volo_d1_224.bwd volo_d1_224.fwd'
+
+# col NAME COL: column COL (1-based, between the pipes) of NAME's row.
+col() {
+  awk -F'|' -v n="$1" -v c="$2" '{
+    x = $2; gsub(/^ +| +$/, "", x)
+    if (x == n) { y = $(c + 1); gsub(/^ +| +$/, "", y); print y; exit }
+  }' "$T_OUT"
+}
+
+t_case 'bench_replica runs on the corpus'
+t_true "no $B (make check builds it)" test -x "$B"
+set --
+for g in "$D"/*.json.gz; do
+  case $g in *.plan.json.gz) continue ;; esac
+  set -- "$@" "$g"
+done
+t_run "$B" "$@"
+t_exit 0 || t_finish
+
+t_case 'greedy forms Inductor groups'
+for g in $SAME_GROUPS; do
+  t_true "$g: groups differ: $(col "$g" 7)" test "$(col "$g" 4)" = yes
+done
+t_case 'greedy puts them in Inductor order'
+for g in $SAME_ORDER; do
+  t_true "$g: order differs: $(col "$g" 7)" test "$(col "$g" 6)" = yes
+done
+t_case '--order inductor reproduces reorder_for_peak_memory'
+for g in $SAME_REORDER; do
+  t_true "$g: --order inductor differs" test "$(col "$g" 8)" = yes
+done
+
+t_finish
