@@ -50,6 +50,11 @@ trap 'rm -f "$tmp"' EXIT
   echo
   "$builddir/bench/bench_ilp" ${FP_BENCH_ILP:-}
   echo
+  echo "Exactness on small graphs (\`bench/exactness.sh\`, \`FP_EXACT_S\` seconds"
+  echo "per solve, default 10):"
+  echo
+  bash "$srcdir/bench/exactness.sh" "$builddir/fuseplan"
+  echo
   echo "## Real graphs (issue: corpus)"
   echo
   echo "The corpus in data/graphs: PyTorch Inductor's pre-fusion scheduler"
