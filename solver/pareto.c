@@ -302,13 +302,19 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
   fp_plan *low = fp_plan_create(), *top = fp_plan_create();
   fp_plan *scratch = fp_plan_create();
   uint64_t p0 = 0, p1 = 0;
-  double each = prm->time_limit_s * (SWEEP_TIME_SHARE - BOUND_TIME_SHARE) /
-                (npoints + 2);
+  /* The window search needs the common bound; the exact solvers (auto
+   * on small graphs, ilp, exhaustive) prove their own. */
+  double bound_share = strcmp(pl->name, "auto") == 0 &&
+                               fp_graph_node_count(g) > FP_ILP_EXACT_NODES
+                           ? BOUND_TIME_SHARE
+                           : 0;
+  double each =
+      prm->time_limit_s * (SWEEP_TIME_SHARE - bound_share) / (npoints + 2);
   fp_status st = sweep_init(&S, g, prm, npoints, pl, out, err);
   if (st == FP_OK && (!low || !top || !scratch))
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
-  if (st == FP_OK)
-    st = common_bound(&S, prm->time_limit_s * BOUND_TIME_SHARE, err);
+  if (st == FP_OK && bound_share > 0)
+    st = common_bound(&S, prm->time_limit_s * bound_share, err);
   if (st == FP_OK)
     st = ends(&S, each, low, top, &p0, &p1, err);
   if (st == FP_OK)
