@@ -33,6 +33,9 @@ int cmd_gen(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_pareto(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+int cmd_batch_report(int argc, char **argv);
+int cmd_cut(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
  * status of a failed load or computation on input files. */
