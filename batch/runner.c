@@ -218,9 +218,14 @@ static void death_record(const fp_batch_item *it, const fp_batch_options *o,
   if (WIFSIGNALED(wstatus)) {
     int sig = WTERMSIG(wstatus);
     rec->signal = sig;
-    snprintf(rec->error, sizeof rec->error, "%s%s (signal %d)%s%s",
-             timed_out ? "past its deadline: killed, " : "killed by ",
-             strsignal(sig), sig, words[0] ? ": " : "", words);
+    char mem[96] = "";
+    if (o->item_memory && !timed_out &&
+        (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGKILL))
+      snprintf(mem, sizeof mem, " (its memory limit: %llu MiB)",
+               (unsigned long long)(o->item_memory >> 20));
+    snprintf(rec->error, sizeof rec->error, "%s signal %d (%s)%s%s%s",
+             timed_out ? "past its deadline: killed with" : "killed by", sig,
+             strsignal(sig), mem, words[0] ? ": " : "", words);
   } else {
     snprintf(rec->error, sizeof rec->error, "exited with status %d%s%s",
              WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,

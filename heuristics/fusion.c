@@ -175,14 +175,13 @@ typedef struct decision_log {
 } decision_log;
 
 /* Hands one decision to the log: the pair as greedy sees it now. */
-static void log_decision(fuser *F, decision_log *D, const cand *c, int32_t a,
-                         int32_t b, const pair_info *pi, int raises,
-                         bool fused) {
+static void log_decision(fuser *F, decision_log *D, const cand *c,
+                         const pair_info *pi, int raises, bool fused) {
   fp_fusion_decision d = {.round = D->round,
                           .u = c->a,
                           .v = c->b,
-                          .size_u = F->size[a],
-                          .size_v = F->size[b],
+                          .size_u = F->size[fuser_find(F, c->a)],
+                          .size_v = F->size[fuser_find(F, c->b)],
                           .shared_bytes = pi ? pi->shared : 0,
                           .vertical = pi && pi->vertical,
                           .proximity = pi ? pi->proximity : -1,
@@ -200,7 +199,7 @@ static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
   pair_info pi;
   if (a == b || !fuser_legal(F, a, b)) {
     if (D && a != b) /* one group already: no decision */
-      log_decision(F, D, c, a, b, NULL, -1, false);
+      log_decision(F, D, c, NULL, -1, false);
     return false;
   }
   fuser_score(F, a, b, &pi);
@@ -211,7 +210,7 @@ static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
   }
   if (!fuser_acceptable(F, prm, &pi) || fuser_creates_cycle(F, a, b)) {
     if (D)
-      log_decision(F, D, c, a, b, &pi, -1, false);
+      log_decision(F, D, c, &pi, -1, false);
     return false;
   }
   int raises = -1;
@@ -219,11 +218,11 @@ static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
     raises = peak_tracker_try(D->P, a, b) > peak_tracker_peak(D->P);
   if (P && peak_tracker_try(P, a, b) > limit) {
     if (D)
-      log_decision(F, D, c, a, b, &pi, raises, false);
+      log_decision(F, D, c, &pi, raises, false);
     return false;
   }
   if (D)
-    log_decision(F, D, c, a, b, &pi, raises, true);
+    log_decision(F, D, c, &pi, raises, true);
   fuser_merge(F, a, b);
   if (P)
     peak_tracker_commit(P);
