@@ -121,7 +121,8 @@ void fp_batch_unlock(int fd);
  * each in its own child process, then assembles the dataset.  DIR must
  * be locked by the caller.  *last receives the final counts.  FP_EIO /
  * FP_ENOMEM for failures of the batch itself (never of an item);
- * FP_EINTERNAL when cancelled. */
+ * FP_EINTERNAL when cancelled (the dataset is still assembled from what
+ * finished). */
 fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
                        const fp_batch_options *o, fp_batch_progress *last,
                        fp_error *err);

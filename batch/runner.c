@@ -358,7 +358,9 @@ static fp_status run_items(run_state *S, const int32_t *todo, int32_t n_todo,
   while (st == FP_OK && (next < n_todo || S->pr.running > 0)) {
     if (S->o->cancel && *S->o->cancel) {
       stop_all(S);
-      return fp_error_set(err, FP_EINTERNAL, "interrupted");
+      return fp_error_set(err, FP_EINTERNAL,
+                          "interrupted: the items in flight are lost, the "
+                          "rest is kept; rerun the command to finish");
     }
     for (int32_t k = 0; st == FP_OK && k < S->o->jobs && next < n_todo; k++)
       if (!S->slots[k].pid)
@@ -403,8 +405,12 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
   sigprocmask(SIG_BLOCK, &chld, &old);
   st = run_items(S, todo, n_todo, &chld, err);
   sigprocmask(SIG_SETMASK, &old, NULL);
-  if (st == FP_OK)
-    st = fp_batch_assemble(o->dir, err);
+  /* Cancelled or not, the dataset holds every item finished so far. */
+  if (st == FP_OK || (o->cancel && *o->cancel)) {
+    fp_status as = fp_batch_assemble(o->dir, err);
+    if (st == FP_OK)
+      st = as;
+  }
   S->pr.last = NULL;
   S->pr.elapsed_s = fp_clock_now() - S->t0;
   if (last)

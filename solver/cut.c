@@ -129,7 +129,12 @@ fp_status fp_cut_choose(const fp_graph *g, int32_t lo, int32_t hi,
                         FP_CUT_MAX);
   if (hi > nodes)
     hi = nodes;
-  uint64_t s = seed;
+  /* The graph's name joins the seed, so that two graphs cut with one
+   * seed do not get the same sizes in the same order. */
+  uint64_t s = seed ^ 0xcbf29ce484222325ull;
+  for (const unsigned char *c = (const unsigned char *)fp_graph_name(g); *c;
+       c++)
+    s = (s ^ *c) * 0x100000001b3ull;
   for (int64_t tries = 0; *n < want && lo <= hi && tries < 50 * (int64_t)want;
        tries++) {
     fp_cut c;

@@ -37,8 +37,8 @@ fp_status fp_graph_cut(const fp_graph *g, fp_cut c, fp_graph **out,
 int fp_cut_connected(const fp_graph *g, fp_cut c);
 
 /* Chooses up to `want` distinct connected cuts of g with lo..hi nodes,
- * deterministically from `seed` (the same graph, range, count and seed
- * give the same cuts on every machine), sorted by first node then size,
+ * deterministically from `seed` and the graph's name (the same graph,
+ * range, count and seed give the same cuts on every machine), sorted by first node then size,
  * into out[0..*n).  Fewer when g has fewer such cuts (tried a bounded
  * number of times).  FP_EARG for lo < 1, lo > hi, want above FP_CUT_MAX;
  * FP_ENOMEM. */

@@ -26,7 +26,8 @@ NM=${NM:-nm}
 # object left in the build tree is not a member and is not read).
 if [ $# -eq 0 ]; then
   members=
-  for lib in "$top_builddir/libfuseplan.a" "$top_builddir/libfuseplan_gen.a"; do
+  for lib in "$top_builddir/libfuseplan.a" "$top_builddir/libfuseplan_gen.a" \
+    "$top_builddir/libfuseplan_batch.a"; do
     if [ ! -f "$lib" ]; then
       echo "FAIL: $lib not found (build the library first)" >&2
       exit 1
