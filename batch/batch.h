@@ -64,8 +64,7 @@ void fp_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* The SHA-256 of a graph file's content (after decompression, so a file
  * and its .gz have the same hash).  Fails as fp_file_read_all. */
-fp_status fp_batch_graph_sha256(const char *path, char hex[65],
-                                fp_error *err);
+fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err);
 
 /* The item's canonical spec (what its id hashes), into buf[n]. */
 void fp_batch_item_spec(const fp_batch_item *it, char *buf, size_t n);
@@ -100,8 +99,8 @@ typedef struct fp_batch_progress {
 
 typedef struct fp_batch_options {
   const char *dir;
-  const char *version; /* fuseplan's */
-  int32_t jobs;        /* items at once, >= 1 */
+  const char *version;  /* fuseplan's */
+  int32_t jobs;         /* items at once, >= 1 */
   uint64_t item_memory; /* bytes of address space per item, 0: none */
   void (*progress)(const fp_batch_progress *p, void *ctx); /* optional */
   void *progress_ctx;

@@ -32,8 +32,7 @@ void fp_sha256_hex(const void *data, size_t len, char hex[65]) {
     snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 }
 
-fp_status fp_batch_graph_sha256(const char *path, char hex[65],
-                                fp_error *err) {
+fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err) {
   char *data = NULL;
   size_t len = 0;
   fp_status st = fp_file_read_all(path, &data, &len, err);
@@ -114,7 +113,8 @@ static void test_fault(const char *graph_name) {
 #endif
 
 /* Loads the item's graph (and cuts it); the loader's message into rec. */
-static fp_graph *load_item_graph(const fp_batch_item *it, fp_batch_record *rec) {
+static fp_graph *load_item_graph(const fp_batch_item *it,
+                                 fp_batch_record *rec) {
   fp_graph *g = NULL, *whole = NULL;
   fp_error e;
   fp_error_clear(&e);
@@ -246,7 +246,8 @@ static fp_status solve_graph(const fp_batch_item *it, const fp_graph *g,
     run = FP_EINTERNAL; /* a gold plan that does not verify is no gold */
   if (run == FP_OK && m.peak_bytes > limit &&
       (pl->flags & FP_PLANNER_PEAK_LIMITED))
-    run = fp_error_set(&e, FP_EINFEASIBLE, "the plan's peak is above the "
+    run = fp_error_set(&e, FP_EINFEASIBLE,
+                       "the plan's peak is above the "
                        "limit");
   if (run != FP_OK) {
     snprintf(rec->status, sizeof rec->status, "%s",
@@ -274,8 +275,7 @@ fp_status fp_batch_item_solve(const fp_batch_item *it, const char *dir,
   fp_batch_record_init(rec);
   snprintf(rec->id, sizeof rec->id, "%s", it->id);
   snprintf(rec->source, sizeof rec->source, "%s", it->source);
-  snprintf(rec->graph_sha256, sizeof rec->graph_sha256, "%s",
-           it->graph_sha256);
+  snprintf(rec->graph_sha256, sizeof rec->graph_sha256, "%s", it->graph_sha256);
   snprintf(rec->objective, sizeof rec->objective, "%s", it->objective);
   fp_batch_peak_text(it, rec->peak_limit, sizeof rec->peak_limit);
   rec->traffic_limit_bytes =

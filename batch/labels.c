@@ -86,9 +86,8 @@ static int pair_row(const fp_fusion_decision *d, void *ctx) {
 }
 
 /* Writes the text of memstream f (buffer *text) to dir/labels/<id><ext>. */
-static fp_status write_rows(FILE *f, char **text, size_t *len,
-                            const char *dir, const char *id, const char *ext,
-                            fp_error *err) {
+static fp_status write_rows(FILE *f, char **text, size_t *len, const char *dir,
+                            const char *id, const char *ext, fp_error *err) {
   char path[4200];
   if (fclose(f) != 0 || !*text)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -140,7 +139,8 @@ fp_status fp_batch_write_labels(const fp_graph *g, const fp_plan *gold,
                                 const char *dir, fp_error *err) {
   char *text = NULL;
   size_t len = 0;
-  int32_t *gg = group_of(g, gold), *ig = inductor ? group_of(g, inductor) : NULL;
+  int32_t *gg = group_of(g, gold),
+          *ig = inductor ? group_of(g, inductor) : NULL;
   FILE *f = gg && (!inductor || ig) ? open_memstream(&text, &len) : NULL;
   fp_status st = FP_OK;
   if (!f) {

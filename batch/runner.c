@@ -205,8 +205,7 @@ static void death_record(const fp_batch_item *it, const fp_batch_options *o,
   fp_batch_record_init(rec);
   snprintf(rec->id, sizeof rec->id, "%s", it->id);
   snprintf(rec->source, sizeof rec->source, "%s", it->source);
-  snprintf(rec->graph_sha256, sizeof rec->graph_sha256, "%s",
-           it->graph_sha256);
+  snprintf(rec->graph_sha256, sizeof rec->graph_sha256, "%s", it->graph_sha256);
   snprintf(rec->method, sizeof rec->method, "%s", it->method);
   snprintf(rec->objective, sizeof rec->objective, "%s", it->objective);
   fp_batch_peak_text(it, rec->peak_limit, sizeof rec->peak_limit);

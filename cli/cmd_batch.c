@@ -250,8 +250,8 @@ static int graph_items(item_list *L, fp_batch_item *proto, const char *path,
     return bad_input("%s: cut.nodes '%s': expected A..B with 1 <= A <= B",
                      where, ln->cut_nodes);
   if (cli_parse_uint(ln->cut_count, FP_CUT_MAX, &count) != 0)
-    return bad_input("%s: cut.count '%s': expected 0..%d", where,
-                     ln->cut_count, FP_CUT_MAX);
+    return bad_input("%s: cut.count '%s': expected 0..%d", where, ln->cut_count,
+                     FP_CUT_MAX);
   if (ln->cut_seed[0] && cli_parse_uint(ln->cut_seed, UINT64_MAX, &seed) != 0)
     return bad_input("%s: cut.seed '%s': expected an integer >= 0", where,
                      ln->cut_seed);
@@ -389,8 +389,8 @@ static void show_progress(const fp_batch_progress *p, void *ctx) {
   if (v->tty) {
     int w = 30, full = todo ? (int)((int64_t)w * p->done / todo) : w;
     fprintf(stderr, "\r[%.*s%*s] %d/%d items, %d optimal, %d failed, ETA %s  ",
-            full, "##############################", w - full, "",
-            (int)p->done, (int)todo, (int)p->optimal, (int)p->failed, eta_s);
+            full, "##############################", w - full, "", (int)p->done,
+            (int)todo, (int)p->optimal, (int)p->failed, eta_s);
     fflush(stderr);
     return;
   }
@@ -442,17 +442,18 @@ static int read_run_options(const cli_args *a, fp_batch_options *o) {
 
 /* Every item of the command line; 0 or an exit code. */
 static int collect_items(const cli_args *a, item_list *L) {
-  defaults d = {cli_get(a, "objective"), cli_get(a, "peak-limit"),
+  defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
                 cli_get(a, "traffic-limit"), cli_get(a, "time-limit"),
-                cli_get(a, "method"), cli_get(a, "seed"),
+                cli_get(a, "method"),        cli_get(a, "seed"),
                 cli_get(a, "compare")};
   d.objective = d.objective ? d.objective : "traffic";
   d.peak = d.peak ? d.peak : "eager";
   d.time = d.time ? d.time : "10";
   d.method = d.method ? d.method : fp_planner_default()->name;
   d.seed = d.seed ? d.seed : "1";
-  d.compare = d.compare ? d.compare : "greedy,greedy-lowmem,greedy-peak,"
-                                      "inductor";
+  d.compare = d.compare ? d.compare
+                        : "greedy,greedy-lowmem,greedy-peak,"
+                          "inductor";
   fp_batch_line none;
   fp_batch_item proto;
   memset(&none, 0, sizeof none);

@@ -104,8 +104,8 @@ static void group_free(group_stats *G) {
 }
 
 /* The groups: [0] all items, then one per source graph. */
-static int build_groups(const fp_batch_record *r, int32_t n,
-                        group_stats **out, int32_t *n_groups) {
+static int build_groups(const fp_batch_record *r, int32_t n, group_stats **out,
+                        int32_t *n_groups) {
   group_stats *G = calloc((size_t)n + 1, sizeof *G);
   int32_t ng = 1;
   if (!G)
@@ -159,8 +159,8 @@ static void print_group(const group_stats *G) {
     char b[6][32], eq[32] = "-";
     if (m->n)
       snprintf(eq, sizeof eq, "%.1f%%", 100.0 * m->equal / m->n);
-    printf("  %-14s %6d %7s  %9s %9s %9s  %9s %9s %9s\n", m->method,
-           (int)m->n, eq, pct(quantile(m->traffic, m->n, .5), b[0], 32),
+    printf("  %-14s %6d %7s  %9s %9s %9s  %9s %9s %9s\n", m->method, (int)m->n,
+           eq, pct(quantile(m->traffic, m->n, .5), b[0], 32),
            pct(quantile(m->traffic, m->n, .9), b[1], 32),
            pct(quantile(m->traffic, m->n, 1), b[2], 32),
            pct(quantile(m->peak, m->n, .5), b[3], 32),
@@ -188,9 +188,10 @@ static void print_json(const group_stats *G, int32_t ng) {
       printf("%s{\"method\": ", k ? ", " : "");
       cli_json_str(stdout, m->method);
       printf(", \"items\": %d, \"equal\": %d", (int)m->n, (int)m->equal);
-      const char *key[6] = {"traffic_excess_median_pct", "traffic_excess_p90_pct",
-                            "traffic_excess_max_pct",    "peak_excess_median_pct",
-                            "peak_excess_p90_pct",       "peak_excess_max_pct"};
+      const char *key[6] = {
+          "traffic_excess_median_pct", "traffic_excess_p90_pct",
+          "traffic_excess_max_pct",    "peak_excess_median_pct",
+          "peak_excess_p90_pct",       "peak_excess_max_pct"};
       double q[3] = {.5, .9, 1};
       for (int j = 0; j < 6; j++) {
         printf(", \"%s\": ", key[j]);
@@ -269,8 +270,8 @@ static char *report_svg(const group_stats *G) {
     fprintf(f,
             "'/>\n<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='%s' "
             "stroke-width='2'/><text x='%.0f' y='%.0f'>%s (%d)</text>\n",
-            L + pw + 12, ly, L + pw + 36, ly, color[k % 8], L + pw + 42,
-            ly + 4, m->method, (int)m->n);
+            L + pw + 12, ly, L + pw + 36, ly, color[k % 8], L + pw + 42, ly + 4,
+            m->method, (int)m->n);
   }
   fputs("</svg>\n", f);
   if (fclose(f) != 0) {

@@ -293,7 +293,8 @@ static fp_status fuse_peak(fuser *F, const fp_fusion_params *prm, fp_plan *out,
   if (st != FP_OK)
     goto done;
   fuser_set_order(F, out);
-  if (!(P = peak_tracker_create(F, tl)) || fuse_rounds(F, prm, P, limit, NULL) != 0 ||
+  if (!(P = peak_tracker_create(F, tl)) ||
+      fuse_rounds(F, prm, P, limit, NULL) != 0 ||
       fuser_plan(F, out, err) != FP_OK ||
       fp_plan_copy(alt, out, err) != FP_OK) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");

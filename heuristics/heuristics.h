@@ -114,16 +114,16 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
  * are the pair's group ids at the start of the round (a group's id is its
  * first node's index), u < v. */
 typedef struct fp_fusion_decision {
-  int32_t round;         /* 0, 1, ...: the fuse_nodes round */
-  int32_t u, v;          /* node indices */
+  int32_t round;          /* 0, 1, ...: the fuse_nodes round */
+  int32_t u, v;           /* node indices */
   int32_t size_u, size_v; /* their groups' sizes now */
-  uint64_t shared_bytes; /* score_fusion_memory: bytes both groups touch
-                            (0 when not scored) */
-  bool vertical;         /* one group reads what the other writes */
-  int32_t proximity;     /* listed-order distance (-1 when not scored) */
-  int raises_peak;       /* 1 / 0: fusing raises the peak of the
-                            fusion-time order; -1 when not reached */
-  bool fused;            /* greedy fused the pair here */
+  uint64_t shared_bytes;  /* score_fusion_memory: bytes both groups touch
+                             (0 when not scored) */
+  bool vertical;          /* one group reads what the other writes */
+  int32_t proximity;      /* listed-order distance (-1 when not scored) */
+  int raises_peak;        /* 1 / 0: fusing raises the peak of the
+                             fusion-time order; -1 when not reached */
+  bool fused;             /* greedy fused the pair here */
 } fp_fusion_decision;
 
 /* Receives one decision; returns 0 to go on, nonzero to stop. */

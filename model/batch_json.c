@@ -62,8 +62,10 @@ static fp_status parse_cut(const cJSON *cut, const char *where,
                           "%s: cut: unknown key '%s' (nodes, count, seed)",
                           where, v->string);
     if (scalar_text(v, dst, sizeof out->cut_nodes) != 0)
-      return fp_error_set(err, FP_EINPUT, "%s: cut.%s: expected a string "
-                          "or a number", where, v->string);
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: cut.%s: expected a string "
+                          "or a number",
+                          where, v->string);
   }
   if (!out->cut_nodes[0] || !out->cut_count[0])
     return fp_error_set(err, FP_EINPUT, "%s: cut: needs nodes and count",
@@ -292,7 +294,8 @@ fp_status fp_batch_record_parse(const char *text, size_t len,
   fp_status st = fp_json_parse(text, len, source, &doc, err);
   if (st != FP_OK)
     return st;
-  const cJSON *o = doc.root, *gold = cJSON_GetObjectItemCaseSensitive(o, "gold");
+  const cJSON *o = doc.root,
+              *gold = cJSON_GetObjectItemCaseSensitive(o, "gold");
   get_str(o, "id", r->id, sizeof r->id);
   get_str(o, "status", r->status, sizeof r->status);
   if (!cJSON_IsObject(o) || strlen(r->id) != 64 || !r->status[0]) {

@@ -71,10 +71,10 @@ typedef struct fp_batch_record {
   bool gold;      /* proven == 2: the canonical plan */
   double time_s;
   char fuseplan_version[32], glpk_version[32];
-  char plan[128];    /* relative path, "" when none */
-  char labels[128];  /* relative path of the item's label rows, "" */
-  char error[600];   /* the message of an error item */
-  int64_t signal;    /* the signal that ended it, -1 */
+  char plan[128];   /* relative path, "" when none */
+  char labels[128]; /* relative path of the item's label rows, "" */
+  char error[600];  /* the message of an error item */
+  int64_t signal;   /* the signal that ended it, -1 */
   int32_t n_compare;
   fp_batch_compare compare[FP_BATCH_MAX_COMPARE];
 } fp_batch_record;

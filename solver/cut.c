@@ -14,8 +14,8 @@
 
 /* The eager plan of g and its timeline, for sub_window. */
 static fp_status eager_window_input(const fp_graph *g, fp_plan **p,
-                                    fp_step **tl, int32_t **step,
-                                    fp_metrics *m, fp_error *err) {
+                                    fp_step **tl, int32_t **step, fp_metrics *m,
+                                    fp_error *err) {
   int32_t n = fp_graph_node_count(g);
   *p = fp_plan_create();
   *tl = calloc((size_t)n + 1, sizeof **tl);
@@ -33,8 +33,7 @@ fp_status fp_graph_cut(const fp_graph *g, fp_cut c, fp_graph **out,
   int32_t n = fp_graph_node_count(g);
   *out = NULL;
   if (c.first < 0 || c.count < 1 || c.first > n - c.count)
-    return fp_error_set(err, FP_EARG,
-                        "cut %d+%d: outside the graph's %d nodes",
+    return fp_error_set(err, FP_EARG, "cut %d+%d: outside the graph's %d nodes",
                         (int)c.first, (int)c.count, (int)n);
   fp_plan *p = NULL;
   fp_step *tl = NULL;
@@ -47,8 +46,8 @@ fp_status fp_graph_cut(const fp_graph *g, fp_cut c, fp_graph **out,
   if (st == FP_OK && sub_scratch_init(&scr, g) != 0)
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
   if (st == FP_OK)
-    st = sub_window(&S, &scr, g, p, step, tl, &m, 0, c.first,
-                    c.first + c.count, err);
+    st = sub_window(&S, &scr, g, p, step, tl, &m, 0, c.first, c.first + c.count,
+                    err);
   if (st == FP_OK) {
     char name[FP_MAX_NAME + 32];
     snprintf(name, sizeof name, "%s@%d+%d", fp_graph_name(g), (int)c.first,
@@ -118,9 +117,8 @@ static int cut_taken(const fp_cut *out, int32_t n, fp_cut c) {
   return 0;
 }
 
-fp_status fp_cut_choose(const fp_graph *g, int32_t lo, int32_t hi,
-                        int32_t want, uint64_t seed, fp_cut *out, int32_t *n,
-                        fp_error *err) {
+fp_status fp_cut_choose(const fp_graph *g, int32_t lo, int32_t hi, int32_t want,
+                        uint64_t seed, fp_cut *out, int32_t *n, fp_error *err) {
   int32_t nodes = fp_graph_node_count(g);
   *n = 0;
   if (lo < 1 || lo > hi || want < 0 || want > FP_CUT_MAX)

@@ -38,12 +38,11 @@ int fp_cut_connected(const fp_graph *g, fp_cut c);
 
 /* Chooses up to `want` distinct connected cuts of g with lo..hi nodes,
  * deterministically from `seed` and the graph's name (the same graph,
- * range, count and seed give the same cuts on every machine), sorted by first node then size,
- * into out[0..*n).  Fewer when g has fewer such cuts (tried a bounded
- * number of times).  FP_EARG for lo < 1, lo > hi, want above FP_CUT_MAX;
- * FP_ENOMEM. */
-fp_status fp_cut_choose(const fp_graph *g, int32_t lo, int32_t hi,
-                        int32_t want, uint64_t seed, fp_cut *out, int32_t *n,
-                        fp_error *err);
+ * range, count and seed give the same cuts on every machine), sorted by first
+ * node then size, into out[0..*n).  Fewer when g has fewer such cuts (tried a
+ * bounded number of times).  FP_EARG for lo < 1, lo > hi, want above
+ * FP_CUT_MAX; FP_ENOMEM. */
+fp_status fp_cut_choose(const fp_graph *g, int32_t lo, int32_t hi, int32_t want,
+                        uint64_t seed, fp_cut *out, int32_t *n, fp_error *err);
 
 #endif /* FP_CUT_H */

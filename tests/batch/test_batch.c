@@ -58,14 +58,30 @@ START_TEST(item_ids_hash_the_spec_and_version_only) {
   for (int k = 0; k < 9; k++) {
     fp_batch_item c = base_item();
     switch (k) {
-    case 0: c.graph_sha256[0] = 'b'; break;
-    case 1: c.cut = (fp_cut){3, 12}; break;
-    case 2: snprintf(c.objective, sizeof c.objective, "peak"); break;
-    case 3: c.peak_kind = FP_BATCH_PEAK_PERCENT, c.peak_value = 90; break;
-    case 4: c.traffic_limit = 5; break;
-    case 5: snprintf(c.method, sizeof c.method, "ilp"); break;
-    case 6: c.time_limit_s = 10.5; break;
-    case 7: c.seed = 2; break;
+    case 0:
+      c.graph_sha256[0] = 'b';
+      break;
+    case 1:
+      c.cut = (fp_cut){3, 12};
+      break;
+    case 2:
+      snprintf(c.objective, sizeof c.objective, "peak");
+      break;
+    case 3:
+      c.peak_kind = FP_BATCH_PEAK_PERCENT, c.peak_value = 90;
+      break;
+    case 4:
+      c.traffic_limit = 5;
+      break;
+    case 5:
+      snprintf(c.method, sizeof c.method, "ilp");
+      break;
+    case 6:
+      c.time_limit_s = 10.5;
+      break;
+    case 7:
+      c.seed = 2;
+      break;
     default:
       c.n_compare = 1;
       snprintf(c.compare[0], sizeof c.compare[0], "greedy");
@@ -213,9 +229,8 @@ START_TEST(cuts_connected_and_costed_as_windows) {
     ck_assert_str_eq(fp_graph_name(sg), name);
     fp_graph_destroy(sg);
   }
-  ck_assert_int_eq(fp_graph_cut(g, (fp_cut){n - 1, 2}, &(fp_graph *){NULL},
-                                NULL),
-                   FP_EARG);
+  ck_assert_int_eq(
+      fp_graph_cut(g, (fp_cut){n - 1, 2}, &(fp_graph *){NULL}, NULL), FP_EARG);
   fp_cut a[16], b[16];
   int32_t na, nb;
   ck_assert_int_eq(fp_cut_choose(g, 3, 8, 16, 5, a, &na, NULL), FP_OK);
@@ -264,9 +279,9 @@ START_TEST(decisions_are_greedys_fusions) {
   }
   fp_fusion_params prm;
   fp_fusion_params_init(&prm, FP_METHOD_GREEDY_PEAK);
-  ck_assert_int_eq(fp_fusion_decisions(g, &prm, count_decision,
-                                       &(tally){0, 0, true}, NULL),
-                   FP_EARG);
+  ck_assert_int_eq(
+      fp_fusion_decisions(g, &prm, count_decision, &(tally){0, 0, true}, NULL),
+      FP_EARG);
   fp_graph_destroy(g);
 }
 END_TEST
