@@ -9,7 +9,6 @@
 
 #include <glob.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,13 +403,6 @@ static void show_progress(const fp_batch_progress *p, void *ctx) {
           (int)p->failed, p->elapsed_s, eta_s);
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
-
 /* ---- the command --------------------------------------------------------- */
 
 /* Half the RAM, shared among the jobs. */
@@ -481,19 +473,14 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
   fp_batch_progress last;
   if (fp_batch_lock(o->dir, &fd, &err) != FP_OK)
     return bad_input("%s", err.msg);
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
   o->progress = show_progress;
   o->progress_ctx = &view;
   o->progress_every_s = view.tty ? 1 : 10;
-  o->cancel = &interrupted;
+  o->cancel = &cli_interrupted;
   fp_status st = fp_batch_run(L->v, L->n, o, &last, &err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_untrap_interrupts(&trap);
   fp_batch_unlock(fd);
   if (view.tty && !view.quiet)
     fputc('\n', stderr);
