@@ -103,9 +103,7 @@ fp_status fp_batch_line_parse(const char *text, size_t len, const char *where,
   fp_json_doc doc;
   memset(out, 0, sizeof *out);
   fp_status st = fp_json_parse(text, len, where, &doc, err);
-  if (st != FP_OK)
-    return st;
-  if (!cJSON_IsObject(doc.root))
+  if (st == FP_OK && !cJSON_IsObject(doc.root))
     st = fp_error_set(err, FP_EINPUT, "%s: expected a JSON object", where);
   const cJSON *v;
   if (st == FP_OK)
@@ -292,8 +290,10 @@ fp_status fp_batch_record_parse(const char *text, size_t len,
   fp_json_doc doc;
   fp_batch_record_init(r);
   fp_status st = fp_json_parse(text, len, source, &doc, err);
-  if (st != FP_OK)
+  if (st != FP_OK) {
+    fp_json_release(&doc); /* it may hold a partial tree */
     return st;
+  }
   const cJSON *o = doc.root,
               *gold = cJSON_GetObjectItemCaseSensitive(o, "gold");
   get_str(o, "id", r->id, sizeof r->id);
