@@ -113,26 +113,6 @@ static void test_fault(const char *graph_name) {
 }
 #endif
 
-/* Loads the item's graph (and cuts it); the loader's message into rec. */
-static fp_graph *load_item_graph(const fp_batch_item *it,
-                                 fp_batch_record *rec) {
-  fp_graph *g = NULL, *whole = NULL;
-  fp_error e;
-  fp_error_clear(&e);
-  if (fp_graph_load_file(it->source, &whole, &e) == FP_OK && it->cut.count &&
-      fp_graph_cut(whole, it->cut, &g, &e) == FP_OK) {
-    fp_graph_destroy(whole);
-    whole = g;
-  }
-  if (e.code != FP_OK) {
-    fp_graph_destroy(whole);
-    snprintf(rec->status, sizeof rec->status, "error");
-    snprintf(rec->error, sizeof rec->error, "%s", e.msg);
-    return NULL;
-  }
-  return whole;
-}
-
 /* The peak limit in bytes, given the eager plan's peak. */
 static uint64_t peak_bytes_of(const fp_batch_item *it, uint64_t eager) {
   if (it->peak_kind == FP_BATCH_PEAK_EAGER)
@@ -159,18 +139,80 @@ static void item_request(const fp_batch_item *it, const fp_planner *pl,
   req->ilp.jobs = 1;
 }
 
-/* The compiler's plan beside a whole graph (NULL when none or unusable:
- * it then counts as absent). */
+/* The compiler's plan beside the item's graph, for the whole graph g
+ * (NULL when there is none or it does not load: it then counts as
+ * absent). */
 static fp_plan *load_inductor(const fp_batch_item *it, const fp_graph *g) {
   fp_plan *p = NULL;
-  if (it->cut.count || !it->inductor[0] ||
-      fp_plan_load_file(it->inductor, g, &p, NULL) != FP_OK)
+  if (!it->inductor[0] || fp_plan_load_file(it->inductor, g, &p, NULL) != FP_OK)
     return NULL;
-  if (fp_plan_check(g, p, 0, NULL) != FP_OK) {
-    fp_plan_destroy(p);
+  return p;
+}
+
+/* Plan p of a whole graph restricted to cut c, whose sub-graph is sg:
+ * each group's nodes inside the cut, in p's order (sub-graph node i is
+ * node c.first + i).  The compiler's plan on a cut is that.  NULL when
+ * it is no legal plan of sg. */
+static fp_plan *restrict_to_cut(const fp_plan *p, fp_cut c,
+                                const fp_graph *sg) {
+  fp_plan *q = fp_plan_create();
+  fp_status st = q ? FP_OK : FP_ENOMEM;
+  for (int32_t t = 0; st == FP_OK && t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    bool opened = false;
+    const int32_t *nodes = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; st == FP_OK && i < len; i++) {
+      int32_t v = nodes[i] - c.first;
+      if (v < 0 || v >= c.count)
+        continue;
+      if (!opened && (st = fp_plan_open_group(q, NULL)) != FP_OK)
+        break;
+      opened = true;
+      st = fp_plan_append_node(q, v, NULL);
+    }
+  }
+  if (st == FP_OK)
+    st = fp_plan_check(sg, q, 0, NULL);
+  if (st != FP_OK) {
+    fp_plan_destroy(q);
     return NULL;
   }
-  return p;
+  return q;
+}
+
+/* Loads the item's graph (and cuts it) and the compiler's plan for it
+ * into *inductor (NULL when absent or illegal); the loader's message
+ * into rec on failure. */
+static fp_graph *load_item_graph(const fp_batch_item *it, fp_batch_record *rec,
+                                 fp_plan **inductor) {
+  fp_graph *g = NULL, *whole = NULL;
+  fp_error e;
+  fp_error_clear(&e);
+  *inductor = NULL;
+  if (fp_graph_load_file(it->source, &whole, &e) == FP_OK)
+    *inductor = load_inductor(it, whole);
+  if (e.code == FP_OK && it->cut.count &&
+      fp_graph_cut(whole, it->cut, &g, &e) == FP_OK) {
+    fp_plan *q = *inductor ? restrict_to_cut(*inductor, it->cut, g) : NULL;
+    fp_plan_destroy(*inductor);
+    *inductor = q;
+    fp_graph_destroy(whole);
+    whole = g;
+  }
+  if (e.code == FP_OK && *inductor &&
+      fp_plan_check(whole, *inductor, 0, NULL) != FP_OK) {
+    fp_plan_destroy(*inductor);
+    *inductor = NULL;
+  }
+  if (e.code != FP_OK) {
+    fp_graph_destroy(whole);
+    fp_plan_destroy(*inductor);
+    *inductor = NULL;
+    snprintf(rec->status, sizeof rec->status, "error");
+    snprintf(rec->error, sizeof rec->error, "%s", e.msg);
+    return NULL;
+  }
+  return whole;
 }
 
 /* Evaluates the compared methods into rec. */
@@ -219,14 +261,14 @@ static void record_plan(const fp_batch_item *it, const fp_planner *pl,
   snprintf(rec->plan, sizeof rec->plan, "plans/%s.json.gz", it->id);
 }
 
-/* Solves the loaded graph g; FP_OK with rec's status set, or an output
- * failure (FP_EIO, FP_ENOMEM). */
+/* Solves the loaded graph g (the compiler's plan for it: `inductor` or
+ * NULL); FP_OK with rec's status set, or an output failure (FP_EIO,
+ * FP_ENOMEM). */
 static fp_status solve_graph(const fp_batch_item *it, const fp_graph *g,
-                             const char *dir, fp_batch_record *rec,
-                             fp_error *err) {
+                             const fp_plan *inductor, const char *dir,
+                             fp_batch_record *rec, fp_error *err) {
   const fp_planner *pl = fp_planner_find(it->method);
   fp_plan *eager = fp_plan_create(), *p = fp_plan_create();
-  fp_plan *inductor = load_inductor(it, g);
   fp_metrics em, m;
   fp_plan_request req;
   fp_error e;
@@ -240,8 +282,10 @@ static fp_status solve_graph(const fp_batch_item *it, const fp_graph *g,
   uint64_t limit = peak_bytes_of(it, em.peak_bytes);
   rec->peak_limit_bytes = (int64_t)limit;
   item_request(it, pl, limit, &req);
-  req.ilp.starts = (const fp_plan *const *)&inductor;
-  req.ilp.n_starts = inductor ? 1 : 0;
+  /* On a whole graph the compiler's plan joins the starts; a cut is
+   * small enough for the exact model, which needs none. */
+  req.ilp.starts = &inductor;
+  req.ilp.n_starts = inductor && !it->cut.count ? 1 : 0;
   fp_status run = fp_planner_run(pl, g, &req, p, &m, &e);
   if (run == FP_OK && fp_plan_check(g, p, 0, &e) != FP_OK)
     run = FP_EINTERNAL; /* a gold plan that does not verify is no gold */
@@ -264,7 +308,6 @@ static fp_status solve_graph(const fp_batch_item *it, const fp_graph *g,
   run_compare(it, g, limit, inductor, rec);
   st = fp_batch_write_labels(g, p, inductor, rec, dir, err);
 done:
-  fp_plan_destroy(inductor);
   fp_plan_destroy(eager);
   fp_plan_destroy(p);
   return st;
@@ -293,7 +336,8 @@ fp_status fp_batch_item_solve(const fp_batch_item *it, const char *dir,
     return FP_OK;
   }
   double t0 = fp_clock_now();
-  fp_graph *g = load_item_graph(it, rec);
+  fp_plan *inductor = NULL;
+  fp_graph *g = load_item_graph(it, rec, &inductor);
   if (!g)
     return FP_OK;
   snprintf(rec->graph, sizeof rec->graph, "%s", fp_graph_name(g));
@@ -301,8 +345,9 @@ fp_status fp_batch_item_solve(const fp_batch_item *it, const char *dir,
 #ifdef FP_TEST_HOOKS
   test_fault(fp_graph_name(g));
 #endif
-  fp_status st = solve_graph(it, g, dir, rec, err);
+  fp_status st = solve_graph(it, g, inductor, dir, rec, err);
   rec->time_s = fp_clock_now() - t0;
+  fp_plan_destroy(inductor);
   fp_graph_destroy(g);
   return st;
 }

@@ -78,6 +78,10 @@ rows "$T/ds" | awk '{
 } END { exit bad }' >"$T/lex" 2>&1
 t_true "gold differs from enumeration: $(head -c 300 "$T/lex")" test ! -s "$T/lex"
 
+t_case "Inductor's plan, restricted to each cut, is compared"
+t_eq "cuts with inductor figures" \
+  "$(rows "$T/ds" | grep '"cut_count": [0-9]' | grep -c '"inductor_traffic_bytes": [0-9]')" 6
+
 t_case "every gold plan verifies"
 rows "$T/ds" | field plan >"$T/plans"
 rows "$T/ds" | field graph >"$T/graphs"
