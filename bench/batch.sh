@@ -72,14 +72,16 @@ for g in "$srcdir"/data/graphs/*.json.gz; do
 done
 t0=$(now)
 for c in "$tmp"/cuts/*.json.gz; do
-  "$fp" solve "$c" --time-limit 30 -q -o "$tmp/plan.json"
+  "$fp" solve "$c" --time-limit 10 -q -o "$tmp/plan.json"
 done
 solve=$(secs "$t0" "$(now)")
 t0=$(now)
-"$fp" batch "$tmp/cuts" -o "$tmp/over" --compare '' --jobs 1 -q || true
+"$fp" batch "$tmp/cuts" -o "$tmp/over" --compare '' --jobs 1 -q \
+  --time-limit 10 || true
 batch=$(secs "$t0" "$(now)")
 echo "Overhead per item: the same $n cuts solved one \`fuseplan solve\` each"
-echo "(its own process) against \`fuseplan batch DIR --compare '' --jobs 1\`"
+echo "(its own process) against \`fuseplan batch DIR --compare '' --jobs 1\`,"
+echo "both with \`--time-limit 10\`"
 echo "(a child per item, plus its plan, labels and record files):"
 echo
 echo "| solve, total (s) | batch, total (s) | overhead per item |"

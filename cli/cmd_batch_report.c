@@ -103,7 +103,12 @@ static void group_free(group_stats *G) {
   }
 }
 
-/* The groups: [0] all items, then one per source graph. */
+static int cmp_group(const void *a, const void *b) {
+  return strcmp(((const group_stats *)a)->graph,
+                ((const group_stats *)b)->graph);
+}
+
+/* The groups: [0] all items, then one per source graph, by name. */
 static int build_groups(const fp_batch_record *r, int32_t n, group_stats **out,
                         int32_t *n_groups) {
   group_stats *G = calloc((size_t)n + 1, sizeof *G);
@@ -129,6 +134,7 @@ static int build_groups(const fp_batch_record *r, int32_t n, group_stats **out,
         return *out = G, *n_groups = ng, -1;
     }
   }
+  qsort(G + 1, (size_t)(ng - 1), sizeof *G, cmp_group);
   for (int32_t g = 0; g < ng; g++)
     for (int32_t k = 0; k < G[g].n_methods; k++) {
       qsort(G[g].m[k].traffic, (size_t)G[g].m[k].n, sizeof(double), cmp_double);
