@@ -92,6 +92,13 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/pareto.sh" "$builddir/fuseplan"
   echo
+  echo "## Gold plans at corpus scale: fuseplan batch (issue: batch)"
+  echo
+  echo "\`bench/batch.sh\` prints this (\`FP_BATCH_GOLD\`: an already built"
+  echo "starter dataset; \`FP_BATCH_CUTS\`: cuts per graph for the timings)."
+  echo
+  bash "$srcdir/bench/batch.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"

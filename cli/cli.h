@@ -6,6 +6,7 @@
 #ifndef FP_CLI_H
 #define FP_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,9 @@ int cmd_gen(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_pareto(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+int cmd_batch_report(int argc, char **argv);
+int cmd_cut(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the
  * status of a failed load or computation on input files. */
@@ -89,6 +93,16 @@ const char *cli_methods_join(unsigned flags, const char *sep, const char *last,
  * ...": "the heuristics" when exactly the non-exact rows do, else
  * "--method a, b or c".  Returns buf, cut at n bytes. */
 const char *cli_methods_taking(int opt, char *buf, size_t n);
+
+/* SIGINT and SIGTERM set cli_interrupted while trapped (the solvers stop
+ * with their best plan, a batch kills its items in flight), instead of
+ * ending the process.  cli_untrap_interrupts restores what was there. */
+extern volatile sig_atomic_t cli_interrupted;
+typedef struct cli_trap {
+  struct sigaction old_int, old_term;
+} cli_trap;
+void cli_trap_interrupts(cli_trap *saved);
+void cli_untrap_interrupts(const cli_trap *saved);
 
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */

@@ -7,7 +7,6 @@
  * only.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,15 +237,6 @@ static void progress(const fp_ilp_progress *p, void *ctx) {
   fflush(stderr);
 }
 
-/* Set by SIGINT / SIGTERM: the solver stops and its best plan is
- * written. */
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
-
 /* One line on stderr; `limit` is printed only when it was enforced
  * (UINT64_MAX otherwise). */
 static void print_summary(const fp_graph *g, const fp_plan *p,
@@ -308,16 +298,11 @@ static fp_status run_method(const fp_graph *g, request *rq, bool show,
     return fp_planner_run(rq->pl, g, &rq->req, p, m, err);
   if (show)
     rq->req.ilp.progress = progress;
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  rq->req.ilp.cancel = &interrupted;
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
+  rq->req.ilp.cancel = &cli_interrupted;
   fp_status st = fp_planner_run(rq->pl, g, &rq->req, p, m, err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_untrap_interrupts(&trap);
   if (show)
     fputc('\n', stderr);
   return st;

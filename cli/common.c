@@ -172,6 +172,27 @@ void cli_json_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+volatile sig_atomic_t cli_interrupted;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  cli_interrupted = 1;
+}
+
+void cli_trap_interrupts(cli_trap *saved) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &saved->old_int);
+  sigaction(SIGTERM, &sa, &saved->old_term);
+}
+
+void cli_untrap_interrupts(const cli_trap *saved) {
+  sigaction(SIGINT, &saved->old_int, NULL);
+  sigaction(SIGTERM, &saved->old_term, NULL);
+}
+
 int cli_write_file(const char *path, const char *text) {
   fp_error err;
   fp_error_clear(&err);

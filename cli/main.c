@@ -43,6 +43,11 @@ static const command commands[] = {
     {"run", cmd_run, "GRAPH PLAN [--backend cpu|cuda] [--repeat N] [--json]",
      "execute a plan: measured peak and traffic against the\nprediction, "
      "outputs against eager"},
+    {"batch", cmd_batch, "GRAPH... [--manifest FILE] -o DIR [--jobs N]",
+     "gold plans for many graphs, in child processes; a dataset\n"
+     "('batch report DIR': the heuristics against gold)"},
+    {"cut", cmd_cut, "GRAPH --nodes A..B --count K -o DIR",
+     "sub-graphs of consecutive nodes, small enough to prove"},
     {"gen", cmd_gen, "--family F --size N --seed S [-o GRAPH]",
      "generate a training-like graph (transformer, convnet, mlp,\nrandom)"},
 };

@@ -201,35 +201,78 @@ static int collect(fuser *F, const fp_fusion_params *prm, cand_list *L) {
 /* ---- rounds and the driver ------------------------------------------------
  */
 
-/* Tries one candidate with the groups as they are now; true if fused. */
+/* Where fp_fusion_decisions wants each decision (NULL: not logged): its
+ * callback, and a peak tracker over the fusion-time order that says
+ * whether a fusion raises the plan's peak. */
+typedef struct decision_log {
+  fp_decision_fn fn;
+  void *ctx;
+  peak_tracker *P;
+  int32_t round;
+  int failed; /* the callback asked to stop */
+} decision_log;
+
+/* Hands one decision to the log: the pair as greedy sees it now. */
+static void log_decision(fuser *F, decision_log *D, const cand *c,
+                         const pair_info *pi, int raises, bool fused) {
+  fp_fusion_decision d = {.round = D->round,
+                          .u = c->a,
+                          .v = c->b,
+                          .size_u = F->size[fuser_find(F, c->a)],
+                          .size_v = F->size[fuser_find(F, c->b)],
+                          .shared_bytes = pi ? pi->shared : 0,
+                          .vertical = pi && pi->vertical,
+                          .proximity = pi ? pi->proximity : -1,
+                          .raises_peak = raises,
+                          .fused = fused};
+  if (!D->failed && D->fn(&d, D->ctx) != 0)
+    D->failed = 1;
+}
+
+/* Tries one candidate with the groups as they are now; true if fused.
+ * Logs the decision into D when given. */
 static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
-                     peak_tracker *P, uint64_t limit) {
+                     peak_tracker *P, uint64_t limit, decision_log *D) {
   int32_t a = fuser_find(F, c->a), b = fuser_find(F, c->b);
   pair_info pi;
-  if (a == b || !fuser_legal(F, a, b))
+  if (a == b || !fuser_legal(F, a, b)) {
+    if (D && a != b) /* one group already: no decision */
+      log_decision(F, D, c, NULL, -1, false);
     return false;
+  }
   fuser_score(F, a, b, &pi);
-  if (!fuser_acceptable(F, prm, &pi))
-    return false;
   if (F->pos[a] > F->pos[b]) {
     int32_t t = a;
     a = b;
     b = t;
   }
-  if (fuser_creates_cycle(F, a, b))
+  if (!fuser_acceptable(F, prm, &pi) || fuser_creates_cycle(F, a, b)) {
+    if (D)
+      log_decision(F, D, c, &pi, -1, false);
     return false;
-  if (P && peak_tracker_try(P, a, b) > limit)
+  }
+  int raises = -1;
+  if (D && D->P)
+    raises = peak_tracker_try(D->P, a, b) > peak_tracker_peak(D->P);
+  if (P && peak_tracker_try(P, a, b) > limit) {
+    if (D)
+      log_decision(F, D, c, &pi, raises, false);
     return false;
+  }
+  if (D)
+    log_decision(F, D, c, &pi, raises, true);
   fuser_merge(F, a, b);
   if (P)
     peak_tracker_commit(P);
+  if (D && D->P)
+    peak_tracker_commit(D->P);
   return true;
 }
 
-/* Fuses rounds until one changes nothing (fuse_nodes).  -1 when out of
- * memory. */
+/* Fuses rounds until one changes nothing (fuse_nodes), logging each
+ * decision into D when given.  -1 when out of memory. */
 static int fuse_rounds(fuser *F, const fp_fusion_params *prm, peak_tracker *P,
-                       uint64_t limit) {
+                       uint64_t limit, decision_log *D) {
   cand_list L = {0};
   int rc = 0;
   for (int32_t r = 0; r < prm->rounds; r++) {
@@ -238,9 +281,11 @@ static int fuse_rounds(fuser *F, const fp_fusion_params *prm, peak_tracker *P,
       break;
     }
     int64_t fused = 0;
+    if (D)
+      D->round = r;
     for (size_t i = 0; i < L.n; i++)
-      fused += try_fuse(F, prm, &L.c[i], P, limit);
-    if (fused == 0)
+      fused += try_fuse(F, prm, &L.c[i], P, limit, D);
+    if (fused == 0 || (D && D->failed))
       break;
   }
   free(L.c);
@@ -286,7 +331,8 @@ static fp_status fuse_peak(fuser *F, const fp_fusion_params *prm, fp_plan *out,
   if (st != FP_OK)
     goto done;
   fuser_set_order(F, out);
-  if (!(P = peak_tracker_create(F, tl)) || fuse_rounds(F, prm, P, limit) != 0 ||
+  if (!(P = peak_tracker_create(F, tl)) ||
+      fuse_rounds(F, prm, P, limit, NULL) != 0 ||
       fuser_plan(F, out, err) != FP_OK ||
       fp_plan_copy(alt, out, err) != FP_OK) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -312,7 +358,7 @@ done:
  * earliest position its members allow), then `prm->order`. */
 static fp_status fuse_greedy(fuser *F, const fp_fusion_params *prm,
                              fp_plan *out, fp_error *err) {
-  if (fuse_rounds(F, prm, NULL, 0) != 0)
+  if (fuse_rounds(F, prm, NULL, 0, NULL) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   fp_status st = fuser_plan(F, out, err);
   if (st == FP_OK)
@@ -360,4 +406,40 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
   si->time_s = fp_clock_now() - t0;
   fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
   return FP_OK;
+}
+
+/* The fusion-time (listed) order's timeline, and a tracker over it. */
+static peak_tracker *listed_tracker(fuser *F, fp_error *err) {
+  fp_plan *p = fp_plan_create();
+  fp_step *tl = calloc((size_t)F->n + 1, sizeof *tl);
+  peak_tracker *P = NULL;
+  fp_metrics m;
+  if (p && tl && fp_plan_make_eager(p, F->g, err) == FP_OK &&
+      fp_plan_eval_k(F->g, p, INT32_MAX, &m, tl, err) == FP_OK)
+    P = peak_tracker_create(F, tl);
+  free(tl);
+  fp_plan_destroy(p);
+  return P;
+}
+
+fp_status fp_fusion_decisions(const fp_graph *g, const fp_fusion_params *prm,
+                              fp_decision_fn fn, void *ctx, fp_error *err) {
+  fp_status st = fp_fusion_params_check(prm, err);
+  if (st != FP_OK)
+    return st;
+  if (prm->method != FP_METHOD_GREEDY && prm->method != FP_METHOD_GREEDY_LOWMEM)
+    return fp_error_set(err, FP_EARG,
+                        "fusion decisions: only greedy and greedy-lowmem");
+  int32_t k =
+      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  fuser F;
+  decision_log D = {.fn = fn, .ctx = ctx};
+  if (fuser_init(&F, g, k) != 0 || !(D.P = listed_tracker(&F, err)) ||
+      fuse_rounds(&F, prm, NULL, 0, &D) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+  else if (D.failed)
+    st = fp_error_set(err, FP_EARG, "fusion decisions: stopped by the caller");
+  peak_tracker_destroy(D.P);
+  fuser_free(&F);
+  return st;
 }

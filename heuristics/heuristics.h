@@ -10,6 +10,7 @@
 #ifndef FP_HEURISTICS_H
 #define FP_HEURISTICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../model/graph.h"
@@ -112,5 +113,34 @@ fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err);
  * Fails with FP_EARG (bad params), FP_EINFEASIBLE, FP_ENOMEM. */
 fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
                   fp_error *err);
+
+/* One decision of greedy fusion (fp_fusion_decisions): a candidate pair
+ * of a round, as Inductor's scheduler sees it when it decides (pairs
+ * whose groups were fused earlier in the round are no decision and are
+ * left out).  u and v
+ * are the pair's group ids at the start of the round (a group's id is its
+ * first node's index), u < v. */
+typedef struct fp_fusion_decision {
+  int32_t round;          /* 0, 1, ...: the fuse_nodes round */
+  int32_t u, v;           /* node indices */
+  int32_t size_u, size_v; /* their groups' sizes now */
+  uint64_t shared_bytes;  /* score_fusion_memory: bytes both groups touch
+                             (0 when not scored) */
+  bool vertical;          /* one group reads what the other writes */
+  int32_t proximity;      /* listed-order distance (-1 when not scored) */
+  int raises_peak;        /* 1 / 0: fusing raises the peak of the
+                             fusion-time order; -1 when not reached */
+  bool fused;             /* greedy fused the pair here */
+} fp_fusion_decision;
+
+/* Receives one decision; returns 0 to go on, nonzero to stop. */
+typedef int (*fp_decision_fn)(const fp_fusion_decision *d, void *ctx);
+
+/* Runs greedy or greedy-lowmem fusion (prm->method) on g as fp_fuse
+ * does, handing every candidate pair it considers, in decision order, to
+ * fn.  Makes no plan.  FP_EARG for another method, bad params or a
+ * callback that stopped; FP_ENOMEM. */
+fp_status fp_fusion_decisions(const fp_graph *g, const fp_fusion_params *prm,
+                              fp_decision_fn fn, void *ctx, fp_error *err);
 
 #endif /* FP_HEURISTICS_H */

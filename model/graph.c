@@ -163,6 +163,15 @@ fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
   return FP_OK;
 }
 
+fp_status fp_graph_rename(fp_graph *g, const char *name, fp_error *err) {
+  char *s = dup_str(name ? name : "");
+  if (!s)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  free(g->name);
+  g->name = s;
+  return FP_OK;
+}
+
 /* Checks that `bytes` more keep the graph's running total below the bound
  * that keeps every evaluator sum inside uint64_t (FP_ELIMIT otherwise).
  * Does not add them: callers commit only once nothing else can fail. */

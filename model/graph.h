@@ -198,6 +198,9 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err);
 
 /* ---- reading (finalized graphs) --------------------------------------- */
 
+/* Renames the graph (finalized or not; a cut of a graph is named after
+ * its window).  FP_ENOMEM. */
+fp_status fp_graph_rename(fp_graph *g, const char *name, fp_error *err);
 const char *fp_graph_name(const fp_graph *g);
 const char *fp_graph_source(const fp_graph *g); /* "" when unset */
 int32_t fp_graph_node_count(const fp_graph *g);

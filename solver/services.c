@@ -15,6 +15,10 @@
 #include "heuristics/heuristics.h"
 #include "solver/solver_internal.h"
 
+const char *fp_glpk_version(void) {
+  return glp_version();
+}
+
 void solver_thread_done(void) {
   glp_free_env();
 }

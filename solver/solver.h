@@ -214,4 +214,7 @@ fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
                     int32_t npoints, const struct fp_planner *pl,
                     fp_pareto_point *out, fp_error *err);
 
+/* The version of the GLPK library linked in ("5.0"). */
+const char *fp_glpk_version(void);
+
 #endif /* FP_SOLVER_H */

@@ -29,7 +29,8 @@ NM=${NM:-nm}
 if [ $# -eq 0 ]; then
   members=
   for lib in "$top_builddir/.libs/libfuseplan_core.a" \
-    "$top_builddir/.libs/libfuseplan_gen.a"; do
+    "$top_builddir/.libs/libfuseplan_gen.a" \
+    "$top_builddir/.libs/libfuseplan_batch.a"; do
     if [ ! -f "$lib" ]; then
       echo "FAIL: $lib not found (build the library first)" >&2
       exit 1

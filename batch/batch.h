@@ -1,0 +1,139 @@
+/*
+ * batch.h -- `fuseplan batch`: gold plans at corpus scale
+ * (docs/formats.md, "Batch datasets").
+ *
+ * An *item* is one graph (or a cut of one, solver/cut.h) under one set of
+ * limits, solved by one method, with the compared methods evaluated
+ * beside it.  Its id is the SHA-256 of its canonical spec: the graph's
+ * content hash, the cut, the limits, the methods and fuseplan's version,
+ * so that it is the same on every machine (a shard of a job array can
+ * pick its items by id).
+ *
+ * Every item runs in a child process of its own (fork), under a memory
+ * limit (RLIMIT_AS) and a wall-clock limit; whatever happens to it (a
+ * crash, an abort inside GLPK, memory exhausted, a bad graph) is recorded
+ * as that item's result, and the batch goes on.  Results are written
+ * atomically per item (DIR/items/<id>.json last, after its plan and its
+ * label rows), so a batch killed at any moment loses only the items in
+ * flight, and a rerun skips the finished ones.  A lock file keeps a second
+ * batch out of DIR.  The dataset files (index.jsonl, pairs.csv.gz,
+ * nodes.csv.gz) are assembled from the item files, in id order, at the
+ * end: any set of item files (of one run, or of many) makes one dataset.
+ *
+ * Nothing here prints; progress goes to a callback.
+ */
+#ifndef FP_BATCH_H
+#define FP_BATCH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/batch_json.h"
+#include "model/status.h"
+#include "solver/cut.h"
+
+/* How an item's peak limit is given. */
+typedef enum fp_batch_peak {
+  FP_BATCH_PEAK_EAGER = 0, /* the unfused program's peak */
+  FP_BATCH_PEAK_PERCENT,   /* value % of it */
+  FP_BATCH_PEAK_BYTES      /* value bytes */
+} fp_batch_peak;
+
+/* One item, resolved (fp_batch_item_finish fills id and graph_sha256). */
+typedef struct fp_batch_item {
+  char source[4096];   /* the graph file */
+  char inductor[4096]; /* its *.inductor.plan.json* beside it, "" */
+  char graph_sha256[65];
+  fp_cut cut; /* count 0: the whole graph */
+  char objective[32];
+  fp_batch_peak peak_kind;
+  uint64_t peak_value;
+  uint64_t traffic_limit; /* UINT64_MAX: none */
+  double time_limit_s;
+  uint64_t seed;
+  char method[32];
+  char compare[FP_BATCH_MAX_COMPARE][32];
+  int32_t n_compare;
+  char load_error[600]; /* set at expansion: the item is an error */
+  char id[65];
+} fp_batch_item;
+
+/* The SHA-256 of `len` bytes as 64 lowercase hex digits into hex[65]. */
+void fp_sha256_hex(const void *data, size_t len, char hex[65]);
+
+/* The SHA-256 of a graph file's content (after decompression, so a file
+ * and its .gz have the same hash).  Fails as fp_file_read_all. */
+fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err);
+
+/* The item's canonical spec (what its id hashes), into buf[n]. */
+void fp_batch_item_spec(const fp_batch_item *it, char *buf, size_t n);
+
+/* Sets it->id from its spec and `version` (fuseplan's). */
+void fp_batch_item_finish(fp_batch_item *it, const char *version);
+
+/* The peak limit as written in records: "eager", "N%" or bytes. */
+void fp_batch_peak_text(const fp_batch_item *it, char *buf, size_t n);
+
+/* Solves item `it` in this process and fills *rec: its gold plan written
+ * to DIR/plans/<id>.json.gz, its label rows to DIR/labels/<id>.pairs.csv
+ * and .nodes.csv (all atomically).  Outcomes of the item (a bad graph,
+ * infeasible limits, a solver failure) are the record's status, not this
+ * function's: it fails only when an output file cannot be written
+ * (FP_EIO) or memory runs out (FP_ENOMEM). */
+fp_status fp_batch_item_solve(const fp_batch_item *it, const char *dir,
+                              const char *version, fp_batch_record *rec,
+                              fp_error *err);
+
+/* Progress of a batch, for the callback. */
+typedef struct fp_batch_progress {
+  int32_t total;   /* items of this run */
+  int32_t skipped; /* finished before this run */
+  int32_t done;    /* finished in this run (any status) */
+  int32_t optimal; /* of them: proven (gold) */
+  int32_t failed;  /* of them: error or infeasible */
+  int32_t running;
+  double elapsed_s;
+  const fp_batch_record *last; /* the item just finished, or NULL */
+} fp_batch_progress;
+
+typedef struct fp_batch_options {
+  const char *dir;
+  const char *version;  /* fuseplan's */
+  int32_t jobs;         /* items at once, >= 1 */
+  uint64_t item_memory; /* bytes of address space per item, 0: none */
+  void (*progress)(const fp_batch_progress *p, void *ctx); /* optional */
+  void *progress_ctx;
+  double progress_every_s; /* also call it this often (0: only per item) */
+  const volatile sig_atomic_t *cancel; /* optional: stop, killing the
+                                          items in flight */
+} fp_batch_options;
+
+/* Takes the lock of DIR (made with items/, plans/, labels/ when missing):
+ * *fd holds it until fp_batch_unlock.  FP_EARG "DIR is in use by another
+ * batch (pid N)" when one holds it; FP_EIO. */
+fp_status fp_batch_lock(const char *dir, int *fd, fp_error *err);
+void fp_batch_unlock(int fd);
+
+/* Runs the items not finished in DIR (an item is finished when its
+ * record is there with a status other than error), o->jobs at a time,
+ * each in its own child process, then assembles the dataset.  DIR must
+ * be locked by the caller.  *last receives the final counts.  FP_EIO /
+ * FP_ENOMEM for failures of the batch itself (never of an item);
+ * FP_EINTERNAL when cancelled (the dataset is still assembled from what
+ * finished). */
+fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
+                       const fp_batch_options *o, fp_batch_progress *last,
+                       fp_error *err);
+
+/* Writes DIR/index.jsonl, DIR/pairs.csv.gz and DIR/nodes.csv.gz from
+ * every item record in DIR/items (in id order), atomically.  FP_EIO,
+ * FP_ENOMEM. */
+fp_status fp_batch_assemble(const char *dir, fp_error *err);
+
+/* Every record of DIR/index.jsonl, in a fresh array (*out, free()).
+ * FP_EIO when it is missing, FP_EINPUT naming the line of a bad row. */
+fp_status fp_batch_load_index(const char *dir, fp_batch_record **out,
+                              int32_t *n, fp_error *err);
+
+#endif /* FP_BATCH_H */

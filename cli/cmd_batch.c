@@ -1,0 +1,523 @@
+/*
+ * cmd_batch.c -- `fuseplan batch`: items from graph files, globs,
+ * directories and a manifest, checked before any work (exit 3 naming the
+ * argument or the manifest line), run by batch/ in child processes, with
+ * a progress bar on a terminal.  `fuseplan batch report` is
+ * cmd_batch_report.c.
+ */
+#include "config.h"
+
+#include <glob.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch/batch.h"
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "model/io.h"
+#include "model/json.h"
+#include "solver/planner.h"
+
+static const char batch_help[] =
+    "usage: fuseplan batch GRAPH... [--manifest FILE] -o DIR [options]\n"
+    "       fuseplan batch report DIR [--json] [--svg FILE]\n"
+    "\n"
+    "Solves every item (graph x peak limit) in a child process of its own\n"
+    "and writes a dataset of gold plans into DIR (docs/formats.md): a\n"
+    "GRAPH may be a file, a directory (its graph files) or a glob.\n"
+    "Rerunning the same command skips finished items.  Exit 0 when every\n"
+    "item is ok, 1 when some failed or were infeasible, 3 for bad input.\n"
+    "\n"
+    "  --manifest FILE  JSON Lines, one item spec per line (docs/formats.md)\n"
+    "  -o, --output DIR the dataset directory (locked while a batch runs)\n"
+    "  --objective O    traffic (default) | peak | weighted\n"
+    "  --peak-limit L[,L...]  bytes, 'eager' (default) or N% of eager's\n"
+    "                   peak; one item per limit\n"
+    "  --traffic-limit B  traffic cap (--objective peak)\n"
+    "  --time-limit S   seconds per item's solve (default 10)\n"
+    "  --method M       the gold method (default auto)\n"
+    "  --compare M[,M...]  methods evaluated on every item (default\n"
+    "                   greedy,greedy-lowmem,greedy-peak,inductor;\n"
+    "                   'inductor': the *.inductor.plan.json* beside a graph)\n"
+    "  --seed S         auto's window placement (default 1)\n"
+    "  -j, --jobs N     items at once (default 1), each single-threaded\n"
+    "  --item-memory B  address space per item (default half the RAM / N;\n"
+    "                   0: none)\n"
+    "  -q, --quiet      no progress on stderr\n";
+
+#define MAX_ITEMS 200000
+
+/* The values every item gets unless its manifest line says otherwise. */
+typedef struct defaults {
+  const char *objective, *peak, *traffic, *time, *method, *seed, *compare;
+} defaults;
+
+typedef struct item_list {
+  fp_batch_item *v;
+  int32_t n, cap;
+} item_list;
+
+/* One line on stderr naming what is wrong; returns EXIT_INPUT. */
+static int bad_input(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static int bad_input(const char *fmt, ...) {
+  va_list ap;
+  fputs("fuseplan batch: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return EXIT_INPUT;
+}
+
+/* Parses one peak limit (bytes, eager, N%) into it; 0 or -1. */
+static int parse_peak(const char *s, fp_batch_item *it) {
+  size_t n = strlen(s);
+  char buf[32];
+  if (strcmp(s, "eager") == 0) {
+    it->peak_kind = FP_BATCH_PEAK_EAGER;
+    it->peak_value = 0;
+    return 0;
+  }
+  if (n > 1 && n < sizeof buf && s[n - 1] == '%') {
+    memcpy(buf, s, n - 1);
+    buf[n - 1] = '\0';
+    it->peak_kind = FP_BATCH_PEAK_PERCENT;
+    return cli_parse_uint(buf, 100000, &it->peak_value);
+  }
+  it->peak_kind = FP_BATCH_PEAK_BYTES;
+  return cli_parse_bytes(s, &it->peak_value);
+}
+
+/* Fills the item's settings (not graph or limits) from the defaults
+ * overridden by the line; 0 or EXIT_INPUT naming `where`. */
+static int item_settings(const defaults *d, const fp_batch_line *ln,
+                         const char *where, fp_batch_item *it) {
+  const char *obj = ln->objective[0] ? ln->objective : d->objective;
+  const char *tl = ln->traffic_limit[0] ? ln->traffic_limit : d->traffic;
+  const char *t = ln->time_limit[0] ? ln->time_limit : d->time;
+  const char *m = ln->method[0] ? ln->method : d->method;
+  const char *sd = ln->seed[0] ? ln->seed : d->seed;
+  const char *cmp = ln->compare[0] ? ln->compare : d->compare;
+  if (fp_objective_parse(obj) < 0)
+    return bad_input("%s: objective '%s': expected traffic, peak or weighted",
+                     where, obj);
+  snprintf(it->objective, sizeof it->objective, "%s", obj);
+  it->traffic_limit = UINT64_MAX;
+  if (tl && cli_parse_bytes(tl, &it->traffic_limit) != 0)
+    return bad_input("%s: traffic limit '%s': expected BYTES", where, tl);
+  if (cli_parse_seconds(t, &it->time_limit_s) != 0)
+    return bad_input("%s: time limit '%s': expected seconds > 0", where, t);
+  if (!fp_planner_find(m))
+    return bad_input("%s: unknown method '%s'", where, m);
+  snprintf(it->method, sizeof it->method, "%s", m);
+  if (cli_parse_uint(sd, UINT64_MAX, &it->seed) != 0)
+    return bad_input("%s: seed '%s': expected an integer >= 0", where, sd);
+  char list[256];
+  snprintf(list, sizeof list, "%s", cmp);
+  it->n_compare = 0;
+  for (char *save = NULL, *c = strtok_r(list, ",", &save); c;
+       c = strtok_r(NULL, ",", &save)) {
+    if (strcmp(c, "inductor") != 0 && !fp_planner_find(c))
+      return bad_input("%s: compare: unknown method '%s'", where, c);
+    if (it->n_compare == FP_BATCH_MAX_COMPARE)
+      return bad_input("%s: compare: at most %d methods", where,
+                       FP_BATCH_MAX_COMPARE);
+    snprintf(it->compare[it->n_compare++], sizeof it->compare[0], "%s", c);
+  }
+  return 0;
+}
+
+/* Checks every limit of a comma-separated list; 0 or EXIT_INPUT. */
+static int check_peaks(const char *list, const char *where) {
+  char buf[256];
+  fp_batch_item it;
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *l = strtok_r(buf, ",", &save); l;
+       l = strtok_r(NULL, ",", &save))
+    if (parse_peak(l, &it) != 0)
+      return bad_input("%s: peak limit '%s': expected BYTES, eager or N%%",
+                       where, l);
+  return 0;
+}
+
+/* Whether path names a graph file (not a plan). */
+static bool graph_name(const char *path) {
+  return (fp_path_has_suffix(path, ".json") ||
+          fp_path_has_suffix(path, ".json.gz")) &&
+         !strstr(path, ".plan.json");
+}
+
+/* The compiler's plan beside graph `path`, when there is one. */
+static void inductor_beside(const char *path, char *out, size_t n) {
+  char stem[4096];
+  struct stat sb;
+  snprintf(stem, sizeof stem, "%s", path);
+  char *dot = strstr(stem, ".json");
+  out[0] = '\0';
+  if (!dot)
+    return;
+  *dot = '\0';
+  static const char *const ext[] = {".inductor.plan.json.gz",
+                                    ".inductor.plan.json"};
+  size_t k = strlen(stem);
+  for (int i = 0; i < 2 && !out[0] && k + strlen(ext[i]) < n; i++) {
+    memcpy(out, stem, k);
+    memcpy(out + k, ext[i], strlen(ext[i]) + 1);
+    if (stat(out, &sb) != 0)
+      out[0] = '\0';
+  }
+}
+
+/* ---- items --------------------------------------------------------------- */
+
+static fp_batch_item *new_item(item_list *L) {
+  if (L->n == MAX_ITEMS)
+    return NULL;
+  if (L->n == L->cap) {
+    int32_t cap = L->cap ? 2 * L->cap : 64;
+    fp_batch_item *v = realloc(L->v, (size_t)cap * sizeof *v);
+    if (!v)
+      return NULL;
+    L->v = v;
+    L->cap = cap;
+  }
+  return &L->v[L->n++];
+}
+
+/* Adds one item per peak limit of `peaks` for graph `path` (cut c). */
+static int add_items(item_list *L, const fp_batch_item *proto,
+                     const char *peaks, fp_cut c, const char *load_error) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", peaks);
+  for (char *save = NULL, *l = strtok_r(buf, ",", &save); l;
+       l = strtok_r(NULL, ",", &save)) {
+    fp_batch_item *it = new_item(L);
+    if (!it)
+      return bad_input("more than %d items", MAX_ITEMS);
+    *it = *proto;
+    it->cut = c;
+    parse_peak(l, it); /* checked before */
+    snprintf(it->load_error, sizeof it->load_error, "%s", load_error);
+    fp_batch_item_finish(it, PACKAGE_VERSION);
+  }
+  return 0;
+}
+
+/* Parses "A..B" into lo, hi; 0 or -1. */
+static int parse_range(const char *s, int32_t *lo, int32_t *hi) {
+  char a[32];
+  const char *dots = strstr(s, "..");
+  uint64_t x, y;
+  if (!dots || (size_t)(dots - s) >= sizeof a)
+    return -1;
+  memcpy(a, s, (size_t)(dots - s));
+  a[dots - s] = '\0';
+  if (cli_parse_uint(a, INT32_MAX, &x) != 0 ||
+      cli_parse_uint(dots + 2, INT32_MAX, &y) != 0 || x < 1 || x > y)
+    return -1;
+  *lo = (int32_t)x;
+  *hi = (int32_t)y;
+  return 0;
+}
+
+/* The items of one graph file: its whole graph, or its cuts. */
+static int graph_items(item_list *L, fp_batch_item *proto, const char *path,
+                       const fp_batch_line *ln, const char *peaks,
+                       const char *where) {
+  fp_error err;
+  fp_error_clear(&err);
+  snprintf(proto->source, sizeof proto->source, "%s", path);
+  inductor_beside(path, proto->inductor, sizeof proto->inductor);
+  if (fp_batch_graph_sha256(path, proto->graph_sha256, &err) != FP_OK) {
+    fp_sha256_hex(path, strlen(path), proto->graph_sha256); /* an error item */
+    return add_items(L, proto, peaks, (fp_cut){0, 0}, err.msg);
+  }
+  if (!ln || !ln->cut_nodes[0])
+    return add_items(L, proto, peaks, (fp_cut){0, 0}, "");
+  int32_t lo, hi;
+  uint64_t count, seed = 1;
+  if (parse_range(ln->cut_nodes, &lo, &hi) != 0)
+    return bad_input("%s: cut.nodes '%s': expected A..B with 1 <= A <= B",
+                     where, ln->cut_nodes);
+  if (cli_parse_uint(ln->cut_count, FP_CUT_MAX, &count) != 0)
+    return bad_input("%s: cut.count '%s': expected 0..%d", where, ln->cut_count,
+                     FP_CUT_MAX);
+  if (ln->cut_seed[0] && cli_parse_uint(ln->cut_seed, UINT64_MAX, &seed) != 0)
+    return bad_input("%s: cut.seed '%s': expected an integer >= 0", where,
+                     ln->cut_seed);
+  fp_graph *g = NULL;
+  fp_cut *cuts = malloc(((size_t)count + 1) * sizeof *cuts);
+  int32_t n = 0;
+  int rc = 0;
+  if (!cuts)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  if (fp_graph_load_file(path, &g, &err) != FP_OK)
+    rc = add_items(L, proto, peaks, (fp_cut){0, 0}, err.msg);
+  else if (fp_cut_choose(g, lo, hi, (int32_t)count, seed, cuts, &n, &err) ==
+           FP_OK)
+    for (int32_t i = 0; i < n && !rc; i++)
+      rc = add_items(L, proto, peaks, cuts[i], "");
+  fp_graph_destroy(g);
+  free(cuts);
+  return rc;
+}
+
+static int cmp_path(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The graph files of directory `dir`, sorted, each through graph_items. */
+static int dir_items(item_list *L, fp_batch_item *proto, const char *dir,
+                     const fp_batch_line *ln, const char *peaks,
+                     const char *where) {
+  char pattern[4200];
+  glob_t gl;
+  int rc = 0, found = 0;
+  snprintf(pattern, sizeof pattern, "%s/*.json*", dir);
+  if (glob(pattern, 0, NULL, &gl) == 0) {
+    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_path);
+    for (size_t i = 0; i < gl.gl_pathc && !rc; i++)
+      if (graph_name(gl.gl_pathv[i]) && ++found)
+        rc = graph_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
+    globfree(&gl);
+  }
+  if (!rc && !found)
+    return bad_input("%s: no graph file in directory '%s'", where, dir);
+  return rc;
+}
+
+/* The items of one GRAPH argument or manifest line's graph: a file, a
+ * directory or a glob (relative to `base` when given). */
+static int path_items(item_list *L, fp_batch_item *proto, const char *arg,
+                      const char *base, const fp_batch_line *ln,
+                      const char *peaks, const char *where) {
+  char path[4200];
+  struct stat sb;
+  if (base && arg[0] != '/')
+    snprintf(path, sizeof path, "%s/%s", base, arg);
+  else
+    snprintf(path, sizeof path, "%s", arg);
+  if (strpbrk(path, "*?[")) {
+    glob_t gl;
+    int rc = 0;
+    if (glob(path, 0, NULL, &gl) != 0)
+      return bad_input("%s: '%s': no file matches", where, arg);
+    for (size_t i = 0; i < gl.gl_pathc && !rc; i++)
+      if (stat(gl.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode))
+        rc = dir_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
+      else if (graph_name(gl.gl_pathv[i]))
+        rc = graph_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
+    globfree(&gl);
+    return rc;
+  }
+  if (stat(path, &sb) != 0)
+    return bad_input("%s: '%s': no such file or directory", where, arg);
+  if (S_ISDIR(sb.st_mode))
+    return dir_items(L, proto, path, ln, peaks, where);
+  return graph_items(L, proto, path, ln, peaks, where);
+}
+
+/* The items of every line of the manifest. */
+static int manifest_items(item_list *L, const char *file, const defaults *d) {
+  char *text = NULL, base[4096], where[4200];
+  size_t len = 0;
+  fp_error err;
+  if (fp_file_read_all(file, &text, &len, &err) != FP_OK)
+    return bad_input("--manifest: %s", err.msg);
+  /* Paths in the manifest are relative to its directory. */
+  snprintf(base, sizeof base, "%s", file);
+  char *slash = strrchr(base, '/');
+  if (slash)
+    *slash = '\0';
+  int rc = 0, line = 0;
+  fp_batch_line *ln = malloc(sizeof *ln);
+  fp_batch_item *proto = calloc(1, sizeof *proto);
+  for (char *s = text, *nl; !rc && ln && proto && s && *s;
+       s = nl ? nl + 1 : NULL) {
+    nl = strchr(s, '\n');
+    size_t k = nl ? (size_t)(nl - s) : strlen(s);
+    line++;
+    size_t skip = strspn(s, " \t\r");
+    if (skip >= k || s[skip] == '#') /* blank lines and comments */
+      continue;
+    snprintf(where, sizeof where, "%s:%d", file, line);
+    if (fp_batch_line_parse(s, k, where, ln, &err) != FP_OK) {
+      rc = bad_input("%s", err.msg);
+      break;
+    }
+    const char *peaks = ln->peak_limit[0] ? ln->peak_limit : d->peak;
+    if (!(rc = check_peaks(peaks, where)) &&
+        !(rc = item_settings(d, ln, where, proto)))
+      rc = path_items(L, proto, ln->graph, slash ? base : NULL, ln, peaks,
+                      where);
+  }
+  if (!rc && (!ln || !proto))
+    rc = cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  free(ln);
+  free(proto);
+  free(text);
+  return rc;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+typedef struct progress_view {
+  bool tty, quiet;
+  double last_line;
+} progress_view;
+
+/* A bar on a terminal, a line every 10 s (and at the end) otherwise. */
+static void show_progress(const fp_batch_progress *p, void *ctx) {
+  progress_view *v = ctx;
+  int32_t todo = p->total - p->skipped;
+  double eta = p->done ? p->elapsed_s / p->done * (todo - p->done) : NAN;
+  char eta_s[32] = "?";
+  if (v->quiet)
+    return;
+  if (!isnan(eta))
+    snprintf(eta_s, sizeof eta_s, "%.0f s", eta);
+  if (v->tty) {
+    int w = 30, full = todo ? (int)((int64_t)w * p->done / todo) : w;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d items, %d optimal, %d failed, ETA %s  ",
+            full, "##############################", w - full, "", (int)p->done,
+            (int)todo, (int)p->optimal, (int)p->failed, eta_s);
+    fflush(stderr);
+    return;
+  }
+  if (p->elapsed_s - v->last_line < 10 && p->done < todo)
+    return;
+  v->last_line = p->elapsed_s;
+  fprintf(stderr,
+          "fuseplan batch: %d/%d items done (%d skipped), %d optimal, %d "
+          "failed, %.0f s, ETA %s\n",
+          (int)p->done, (int)todo, (int)p->skipped, (int)p->optimal,
+          (int)p->failed, p->elapsed_s, eta_s);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* Half the RAM, shared among the jobs. */
+static uint64_t default_item_memory(int32_t jobs) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0)
+    return 0;
+  return (uint64_t)pages * (uint64_t)size / 2 / (uint64_t)jobs;
+}
+
+/* Reads the batch-wide options into o; 0 or an exit code. */
+static int read_run_options(const cli_args *a, fp_batch_options *o) {
+  const char *j = cli_get(a, "jobs"), *mem = cli_get(a, "item-memory");
+  uint64_t v;
+  o->dir = cli_get(a, "output");
+  o->version = PACKAGE_VERSION;
+  o->jobs = 1;
+  if (!o->dir)
+    return cli_usage_error("batch", "expected -o DIR");
+  if (j && (cli_parse_uint(j, 1024, &v) != 0 || v < 1))
+    return bad_input("--jobs '%s': expected 1..1024", j);
+  if (j)
+    o->jobs = (int32_t)v;
+  o->item_memory = default_item_memory(o->jobs);
+  if (mem && cli_parse_bytes(mem, &o->item_memory) != 0)
+    return bad_input("--item-memory '%s': expected BYTES", mem);
+  return 0;
+}
+
+/* Every item of the command line; 0 or an exit code. */
+static int collect_items(const cli_args *a, item_list *L) {
+  defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
+                cli_get(a, "traffic-limit"), cli_get(a, "time-limit"),
+                cli_get(a, "method"),        cli_get(a, "seed"),
+                cli_get(a, "compare")};
+  d.objective = d.objective ? d.objective : "traffic";
+  d.peak = d.peak ? d.peak : "eager";
+  d.time = d.time ? d.time : "10";
+  d.method = d.method ? d.method : fp_planner_default()->name;
+  d.seed = d.seed ? d.seed : "1";
+  d.compare = d.compare ? d.compare
+                        : "greedy,greedy-lowmem,greedy-peak,"
+                          "inductor";
+  fp_batch_line none;
+  fp_batch_item proto;
+  memset(&none, 0, sizeof none);
+  memset(&proto, 0, sizeof proto);
+  int rc = check_peaks(d.peak, "--peak-limit");
+  if (!rc)
+    rc = item_settings(&d, &none, "options", &proto);
+  for (int i = 0; !rc && i < a->n_pos; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "argument %d", i + 1);
+    rc = path_items(L, &proto, a->pos[i], NULL, NULL, d.peak, where);
+  }
+  if (!rc && cli_get(a, "manifest"))
+    rc = manifest_items(L, cli_get(a, "manifest"), &d);
+  if (!rc && L->n == 0)
+    rc = bad_input("no items: give GRAPH files or --manifest");
+  return rc;
+}
+
+/* Runs the batch under the lock; the exit code. */
+static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
+  fp_error err;
+  int fd;
+  progress_view view = {isatty(2), cli_get(a, "quiet") != NULL, 0};
+  fp_batch_progress last;
+  if (fp_batch_lock(o->dir, &fd, &err) != FP_OK)
+    return bad_input("%s", err.msg);
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
+  o->progress = show_progress;
+  o->progress_ctx = &view;
+  o->progress_every_s = view.tty ? 1 : 10;
+  o->cancel = &cli_interrupted;
+  fp_status st = fp_batch_run(L->v, L->n, o, &last, &err);
+  cli_untrap_interrupts(&trap);
+  fp_batch_unlock(fd);
+  if (view.tty && !view.quiet)
+    fputc('\n', stderr);
+  if (st != FP_OK)
+    return fprintf(stderr, "fuseplan batch: %s\n", err.msg), EXIT_INTERNAL;
+  if (last.failed || !view.quiet)
+    fprintf(stderr,
+            "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
+            "infeasible), %d already done; dataset in %s\n",
+            (int)last.total, (int)last.done, (int)last.optimal,
+            (int)last.failed, (int)last.skipped, o->dir);
+  return last.failed ? EXIT_PROBLEM : EXIT_OK;
+}
+
+int cmd_batch(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "report") == 0)
+    return cmd_batch_report(argc - 1, argv + 1);
+  cli_opt opts[] = {
+      {"manifest", 0, true, NULL},      {"output", 'o', true, NULL},
+      {"objective", 0, true, NULL},     {"peak-limit", 0, true, NULL},
+      {"traffic-limit", 0, true, NULL}, {"time-limit", 0, true, NULL},
+      {"method", 0, true, NULL},        {"compare", 0, true, NULL},
+      {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
+      {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL}};
+  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  if (cli_parse(&a, argc, argv) != 0)
+    return cli_usage_error("batch", "%s", a.error);
+  if (a.help)
+    return fputs(batch_help, stdout), EXIT_OK;
+  fp_batch_options o;
+  item_list L = {NULL, 0, 0};
+  memset(&o, 0, sizeof o);
+  int rc = read_run_options(&a, &o);
+  if (!rc)
+    rc = collect_items(&a, &L);
+  if (!rc)
+    rc = run_batch(&a, &o, &L);
+  free(L.v);
+  return rc;
+}

@@ -1,0 +1,220 @@
+#!/bin/sh
+# test_batch.sh -- `fuseplan batch`, `batch report` and `cut` end to end:
+# the dataset and its labels agree with the plans (every gold plan
+# verifies; a pair labelled fused_in_gold shares a group; on tiny cuts gold
+# is exhaustive enumeration's lexicographic optimum); every item is
+# isolated (an abort, a crash, memory exhausted, a bad graph: that item is
+# an error, the rest completes); a kill -9 mid-batch loses only the item
+# in flight and a rerun recomputes nothing finished; the lock; bad input
+# exits 3 before any work.
+#
+# The faults come from the test hook FUSEPLAN_TEST_FAULT=KIND:NAME
+# (batch/item.c), built unless configure --disable-test-hooks.
+
+# shellcheck source=tests/cli/lib.sh
+. "${top_srcdir:-.}/tests/cli/lib.sh"
+t_init
+
+T=$T_TMP
+top=$(cd "$top_srcdir" && pwd) # manifests name files relative to themselves
+D=$top/tests/data
+G=$D/small.json
+REAL=$top/data/graphs/gpt2.fwd.json.gz
+
+# rows DIR: the index rows of DIR, one per line.
+rows() { cat "$1/index.jsonl"; }
+
+# field KEY: the value of "KEY" in each line of stdin (strings unquoted).
+field() {
+  awk -v k="\"$1\": " '{
+    i = index($0, k); if (!i) { print ""; next }
+    s = substr($0, i + length(k))
+    if (substr(s, 1, 1) == "\"") { s = substr(s, 2); sub(/".*/, "", s) }
+    else sub(/[,}].*/, "", s)
+    print s }'
+}
+
+# count DIR KEY VALUE: how many rows of DIR have KEY == VALUE.
+count() { rows "$1" | field "$2" | grep -c -x -e "$3"; }
+
+# Built with the hooks when an item told to abort does (exit 1).
+hooks=no
+FUSEPLAN_TEST_FAULT=abort:small "$FUSEPLAN" batch "$G" -o "$T/probe" -q \
+  >/dev/null 2>&1 || hooks=yes
+[ $hooks = yes ] || echo "note: built without test hooks: no fault cases" >&2
+
+# ---- a small dataset and its labels ----------------------------------------
+
+t_case "cut"
+t_run "$FUSEPLAN" cut "$REAL" --nodes 4..8 --count 6 --seed 3 -o "$T/cuts"
+t_exit 0 && t_eq "cuts written" "$(ls "$T/cuts" | wc -l | tr -d ' ')" 6
+t_run "$FUSEPLAN" cut "$REAL" --nodes 4..8 --count 6 --seed 3 -o "$T/cuts2"
+t_true "the same seed gives the same cuts" \
+  test "$(ls "$T/cuts")" = "$(ls "$T/cuts2")"
+
+cat >"$T/manifest" <<EOM
+# tiny cuts of a real graph, and a hand-made graph under two limits
+{"graph": "$REAL", "cut": {"nodes": "4..8", "count": 6, "seed": 3}}
+{"graph": "$G", "peak_limit": ["eager", "90%"]}
+EOM
+t_case "batch of cuts with exhaustive compared"
+t_run "$FUSEPLAN" batch --manifest "$T/manifest" -o "$T/ds" -q \
+  --compare greedy,exhaustive,inductor --time-limit 20
+t_exit 0
+t_eq "items" "$(rows "$T/ds" | wc -l | tr -d ' ')" 8
+t_eq "all gold" "$(count "$T/ds" gold true)" 8
+for f in index.jsonl pairs.csv.gz nodes.csv.gz; do
+  t_true "$f written" test -s "$T/ds/$f"
+done
+
+t_case "gold equals exhaustive enumeration's lexicographic optimum"
+rows "$T/ds" | awk '{
+  split("traffic_bytes peak_bytes exhaustive_traffic_bytes exhaustive_peak_bytes", k, " ")
+  for (j = 1; j <= 4; j++) {
+    i = index($0, "\"" k[j] "\": "); s = substr($0, i + length(k[j]) + 4)
+    sub(/[,}].*/, "", s); v[j] = s
+  }
+  if (v[1] != v[3] || v[2] != v[4]) { print "mismatch: " $0; bad = 1 }
+} END { exit bad }' >"$T/lex" 2>&1
+t_true "gold differs from enumeration: $(head -c 300 "$T/lex")" test ! -s "$T/lex"
+
+t_case "Inductor's plan, restricted to each cut, is compared"
+t_eq "cuts with inductor figures" \
+  "$(rows "$T/ds" | grep '"cut_count": [0-9]' | grep -c '"inductor_traffic_bytes": [0-9]')" 6
+
+t_case "every gold plan verifies"
+rows "$T/ds" | field plan >"$T/plans"
+rows "$T/ds" | field graph >"$T/graphs"
+i=0
+while read -r plan; do
+  i=$((i + 1))
+  name=$(sed -n "${i}p" "$T/graphs")
+  graph=$G
+  [ "$name" = small ] || graph=$T/cuts/$name.json.gz
+  t_run "$FUSEPLAN" verify "$graph" "$T/ds/$plan"
+  t_exit 0 || break
+done <"$T/plans"
+t_eq "plans checked" "$i" 8
+
+t_case "pairs labelled fused_in_gold share a group in nodes.csv.gz"
+gzip -dc "$T/ds/nodes.csv.gz" >"$T/nodes.csv"
+gzip -dc "$T/ds/pairs.csv.gz" >"$T/pairs.csv"
+t_eq "pairs header" "$(head -n 1 "$T/pairs.csv" | cut -d, -f1-5)" "id,gold,round,u,v"
+awk -F, 'NR == FNR { if (FNR > 1) grp[$1 "/" $3] = $5; next }
+  FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  { same = grp[$1 "/" $4] == grp[$1 "/" $5]
+    if (same != $col["fused_in_gold"]) { print "bad: " $0; bad = 1 }
+    n++ }
+  END { if (n < 10) { print "only " n " pairs"; bad = 1 }; exit bad }' \
+  "$T/nodes.csv" "$T/pairs.csv" >"$T/labels" 2>&1
+t_true "labels disagree with the plans: $(head -c 300 "$T/labels")" \
+  test ! -s "$T/labels"
+t_true "some pair fused in gold" \
+  awk -F, 'NR > 1 && $19 == 1 { f = 1 } END { exit !f }' "$T/pairs.csv"
+
+t_case "report"
+t_run "$FUSEPLAN" batch report "$T/ds" --svg "$T/r.svg"
+t_exit 0 && t_out_has "all: 8 items, 8 gold" && t_out_has "greedy"
+t_true "the SVG has a legend and axis labels" \
+  grep -q "excess traffic over gold" "$T/r.svg"
+t_run "$FUSEPLAN" batch report "$T/ds" --json
+t_exit 0 && t_out_has '"method": "exhaustive", "items": 8, "equal": 8'
+
+t_case "rerun skips every finished item"
+ls -li --time-style=full-iso "$T/ds/items" >"$T/before"
+t_run "$FUSEPLAN" batch --manifest "$T/manifest" -o "$T/ds" \
+  --compare greedy,exhaustive,inductor --time-limit 20
+t_exit 0 && t_err_has "0 run" && t_err_has "8 already done"
+ls -li --time-style=full-iso "$T/ds/items" >"$T/after"
+t_true "item files changed" cmp -s "$T/before" "$T/after"
+
+# ---- isolation ---------------------------------------------------------------
+
+if [ $hooks = yes ]; then
+  cp "$G" "$T/victim.json"
+  sed 's/"name": *"small"/"name": "victim"/' "$G" >"$T/victim.json"
+  for kind in abort segv oom; do
+    t_case "an item that dies ($kind) is recorded and the batch goes on"
+    rm -rf "$T/iso"
+    FUSEPLAN_TEST_FAULT=$kind:victim t_run "$FUSEPLAN" batch "$G" \
+      "$T/victim.json" -o "$T/iso" -q --item-memory 1G
+    t_exit 1 && t_err_has "1 failed"
+    t_eq "completed" "$(count "$T/iso" status optimal)" 1
+    t_eq "error" "$(count "$T/iso" status error)" 1
+    rows "$T/iso" | grep '"status": "error"' >"$T/err_row"
+    # (a sanitizer build reports a crash itself and exits 1)
+    t_true "the error names a signal" \
+      grep -q -E '"signal": [0-9]|AddressSanitizer|ABORTING' "$T/err_row"
+  done
+fi
+
+t_case "a bad graph inside a valid batch is an error item"
+printf '{"format": "fuseplan.graph", "version": 1, "nodes": 3}\n' >"$T/bad.json"
+t_run "$FUSEPLAN" batch "$G" "$T/bad.json" -o "$T/badds" -q
+t_exit 1
+t_eq "completed" "$(count "$T/badds" status optimal)" 1
+t_true "the loader's message is kept" grep -q 'bad.json: ' "$T/badds/index.jsonl"
+
+# ---- kill -9 and the lock ----------------------------------------------------
+
+if [ $hooks = yes ]; then
+  for i in 1 2 3; do
+    sed "s/\"name\": *\"small\"/\"name\": \"g$i\"/" "$G" >"$T/g$i.json"
+  done
+  sed 's/"name": *"small"/"name": "zhang"/' "$G" >"$T/zhang.json"
+  t_case "kill -9 mid-batch, then rerun"
+  FUSEPLAN_TEST_FAULT=hang:zhang "$FUSEPLAN" batch "$T/g1.json" "$T/g2.json" \
+    "$T/g3.json" "$T/zhang.json" -o "$T/k" -q >/dev/null 2>&1 &
+  pid=$!
+  n=0
+  while [ "$(ls "$T/k/items" 2>/dev/null | wc -l)" -lt 3 ] && [ $n -lt 200 ]; do
+    sleep 0.1
+    n=$((n + 1))
+  done
+  t_case "a second batch on the same DIR is refused"
+  t_run "$FUSEPLAN" batch "$G" -o "$T/k" -q
+  t_exit 3 && t_err_has "in use by another batch" && t_err_one_line
+  kill -9 $pid
+  wait $pid 2>/dev/null
+  t_case "kill -9 mid-batch, then rerun"
+  t_eq "finished before the kill" "$(ls "$T/k/items" | wc -l | tr -d ' ')" 3
+  ls -li --time-style=full-iso "$T/k/items" >"$T/k_before"
+  (cd "$T/k/items" && cat ./*.json) | cksum >"$T/k_sum"
+  t_run "$FUSEPLAN" batch "$T/g1.json" "$T/g2.json" "$T/g3.json" \
+    "$T/zhang.json" -o "$T/k"
+  t_exit 0 && t_err_has "1 run" && t_err_has "3 already done"
+  ls -li --time-style=full-iso "$T/k/items" | grep -v -e total >"$T/k_after"
+  t_true "a finished item was rewritten" \
+    sh -c "grep -v total '$T/k_before' | while read -r l; do grep -qxF \"\$l\" '$T/k_after' || exit 1; done"
+  t_eq "index rows" "$(rows "$T/k" | wc -l | tr -d ' ')" 4
+fi
+
+# ---- bad input: exit 3 before any work ---------------------------------------
+
+bad() {
+  t_case "bad input: $1"
+  shift
+  rm -rf "$T/none"
+  t_run "$FUSEPLAN" batch "$@" -o "$T/none"
+  t_exit 3 && t_err_one_line
+  t_false "work was started" test -e "$T/none"
+}
+printf '{"graph": "%s"}\n{"graph": "%s", "peak": "eager"}\n' "$G" "$G" >"$T/m_key"
+bad "unknown manifest key" --manifest "$T/m_key"
+t_err_has "m_key:2: unknown key 'peak'"
+printf '{"graph": "%s", "peak_limit": "lots"}\n' "$G" >"$T/m_lim"
+bad "bad limit in the manifest" --manifest "$T/m_lim"
+t_err_has "m_lim:1: peak limit 'lots'"
+bad "bad limit" "$G" --peak-limit 12parsecs
+t_err_has "--peak-limit: peak limit '12parsecs'"
+bad "missing path" "$G" "$T/no-such.json"
+t_err_has "argument 2: '$T/no-such.json': no such file"
+bad "glob matching nothing" "$T/nothing-*.json"
+t_err_has "no file matches"
+printf '{"graph": "nothing-*.json"}\n' >"$T/m_glob"
+bad "manifest glob matching nothing" --manifest "$T/m_glob"
+t_err_has "m_glob:1: 'nothing-*.json': no file matches"
+bad "unknown method" "$G" --method fastest
+bad "unknown compared method" "$G" --compare greedy,psychic
+
+t_finish
