@@ -29,7 +29,8 @@ t_true 'bash -n' bash -n "$COMP"
 
 t_case 'commands'
 t_eq 'fuseplan s' "$(complete_words s)" 'solve'
-t_eq 'fuseplan c' "$(complete_words c)" 'compare'
+t_eq 'fuseplan co' "$(complete_words co)" 'compare'
+t_eq 'fuseplan b' "$(complete_words b)" 'batch'
 t_eq 'fuseplan --v' "$(complete_words --v)" '--version'
 
 t_case 'every option of every command'
