@@ -39,6 +39,10 @@ typedef struct run {
   solver_cuts cuts; /* cluster bounds: rows of the model, and a bound */
 } run;
 
+/* Share of the time limit left when building must stop: unwinding the
+ * build and freeing a model of gigabytes take tenths of a second. */
+#define BUILD_RESERVE 0.1
+
 /* Share of the time limit spent on the cluster cuts (bound.c). */
 #define CUTS_TIME_SHARE 0.1
 
@@ -103,18 +107,38 @@ static void solve_model(run *R) {
 /* ---- results ------------------------------------------------------------ */
 
 /* Writes the model files asked for, with GLPK's messages about them
- * swallowed; FP_EIO naming the file. */
-static fp_status export_model(const ilp_model *M, const fp_ilp_params *prm,
+ * swallowed and its errors recovered (mip_guard); FP_EIO naming the file. */
+typedef struct export_job {
+  const ilp_model *M;
+  const fp_ilp_params *prm;
+  int lp_rc, mps_rc;
+} export_job;
+
+static void export_files(void *ctx) {
+  export_job *J = ctx;
+  if (J->prm->lp_out)
+    J->lp_rc = glp_write_lp(J->M->lp, NULL, J->prm->lp_out);
+  if (J->prm->mps_out && J->lp_rc == 0)
+    J->mps_rc = glp_write_mps(J->M->lp, GLP_MPS_FILE, NULL, J->prm->mps_out);
+}
+
+static fp_status export_model(ilp_model *M, const fp_ilp_params *prm,
                               fp_error *err) {
+  export_job J = {M, prm, 0, 0};
   fp_status st = FP_OK;
+  if (!prm->lp_out && !prm->mps_out)
+    return FP_OK;
   mip_quiet(true);
-  if (prm->lp_out && glp_write_lp(M->lp, NULL, prm->lp_out) != 0)
+  if (mip_guard(export_files, &J) != 0) {
+    M->lp = NULL; /* freed with GLPK's environment */
+    st = fp_error_set(err, FP_EINTERNAL, "GLPK failed writing the model");
+  } else if (J.lp_rc != 0) {
     st =
         fp_error_set(err, FP_EIO, "%s: cannot write the LP model", prm->lp_out);
-  else if (prm->mps_out &&
-           glp_write_mps(M->lp, GLP_MPS_FILE, NULL, prm->mps_out))
+  } else if (J.mps_rc != 0) {
     st = fp_error_set(err, FP_EIO, "%s: cannot write the MPS model",
                       prm->mps_out);
+  }
   mip_quiet(false);
   return st;
 }
@@ -170,6 +194,39 @@ static fp_status resolve_limits(run *R, fp_error *err) {
   return st;
 }
 
+/* After ilp_build returned `built` (not ILP_BUILD_OK): FP_OK with no
+ * MIP run (R->mip.status stays 0: the warm start is the answer) when the
+ * build stopped at the deadline, on cancel, when GLPK failed in it, or
+ * when the model of an automatic window is too large to stop on time;
+ * else the error, with the estimated size: FP_ENOMEM when the model
+ * could not fit in memory, FP_EARG when the window asked for gives a
+ * model too large to stop on time. */
+static fp_status build_failed(run *R, int built, fp_error *err) {
+  ilp_model *M = R->M;
+  if (built == ILP_BUILD_TOO_BIG)
+    return fp_error_set(
+        err, FP_ENOMEM,
+        "the %s model is too large: about %.3g GiB (%.0f columns, %.0f rows, "
+        "%.0f nonzeros at least), more than the memory available; use "
+        "--window or --method auto",
+        M->exact ? "exact" : "windowed", M->est_bytes / 1073741824.0,
+        M->est_cols, M->est_rows, M->est_nnz);
+  if (built == ILP_BUILD_TOO_SLOW && (R->prm->window != FP_ILP_WINDOW_AUTO ||
+                                      !R->warm))
+    return fp_error_set(
+        err, FP_EARG,
+        "the %s model is too large to stop on time: about %.0f nonzeros at "
+        "least, over the %d GLPK can scale and factorize between two looks "
+        "at the clock; use a smaller --window or --method auto",
+        M->exact ? "exact" : "windowed", M->est_nnz, ILP_MAX_EST_NZ);
+  if (built == ILP_BUILD_NOMEM)
+    return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
+  if (M->lp) /* stopped: the half-built model is of no use */
+    glp_delete_prob(M->lp);
+  M->lp = NULL;
+  return FP_OK;
+}
+
 /* Builds the model around the warm start, exports it, solves it. */
 static fp_status build_and_solve(run *R, fp_error *err) {
   fp_ilp_params local = *R->prm;
@@ -177,6 +234,17 @@ static fp_status build_and_solve(run *R, fp_error *err) {
     local.window = fp_graph_node_count(R->g) <= FP_ILP_EXACT_NODES || !R->warm
                        ? FP_ILP_WINDOW_EXACT
                        : FP_ILP_AUTO_WINDOW;
+  /* Refused at once: before the cuts, which take a share of the time. */
+  ilp_model size;
+  int verdict = ilp_size(&size, R->g, &local, R->warm);
+  if (verdict != ILP_BUILD_OK) {
+    R->M = &size;
+    fp_status st = build_failed(R, verdict, err);
+    R->M = NULL;
+    ilp_free(&size);
+    return st;
+  }
+  ilp_free(&size);
   /* Cluster cuts pay only where traffic counts: in the objective, or
    * under a traffic limit. */
   if (R->prm->objective != FP_OBJECTIVE_PEAK ||
@@ -187,10 +255,14 @@ static fp_status build_and_solve(run *R, fp_error *err) {
       return st;
   }
   R->M = calloc(1, sizeof *R->M);
-  if (!R->M || ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
-                         R->prm->traffic_limit, &R->cuts) != 0)
+  if (!R->M)
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
+  int built = ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
+                        R->prm->traffic_limit, &R->cuts,
+                        R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
+  if (built != ILP_BUILD_OK)
+    return build_failed(R, built, err);
   fp_status st = export_model(R->M, R->prm, err);
   /* No time left for even the root LP: the warm start is the answer. */
   if (st != FP_OK || R->M->infeasible ||
@@ -207,7 +279,9 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
   fp_status st =
-      p ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err) : FP_ENOMEM;
+      !p     ? FP_ENOMEM
+      : R->M ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err)
+             : FP_EINFEASIBLE; /* no model was built */
   bool have = st == FP_OK && fp_meets_limits(R->prm, &pm, R->eager_peak);
   if (st != FP_OK && st != FP_EINFEASIBLE)
     goto done;

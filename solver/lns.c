@@ -264,6 +264,11 @@ static fp_status apply(lns *L, window_job *J, bool *improved, fp_error *err) {
   *improved = false;
   if (!J->ready || J->st == FP_EINFEASIBLE) /* the window's plan fits: */
     return FP_OK;                           /* EINFEASIBLE cannot happen */
+  if (J->st == FP_EARG) { /* its model is too large to stop on time */
+    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 5 - 1;
+    return FP_OK;
+  }
   if (J->st != FP_OK)
     return fp_error_set(err, J->st, "%s", J->err.msg);
   L->solved++;
