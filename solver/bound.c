@@ -310,9 +310,11 @@ static fp_status cluster_ilp(const fp_graph *sg,
   double *x = NULL;
   fp_metrics wm;
   /* No peak limit: the eager peak, which stands for limit 0, is unused. */
-  fp_plan *warm = solver_best_heuristic(sg, &p, 0, FP_NO_LIMIT, &wm);
-  fp_status st = FP_OK;
+  fp_plan *warm = NULL;
+  fp_status st = solver_best_heuristic(sg, &p, 0, FP_NO_LIMIT, &warm, &wm, err);
   *bound = -1;
+  if (st != FP_OK)
+    goto fail;
   p.cancel = cancel;
   int built =
       ilp_build(&M, sg, &p, warm, FP_NO_LIMIT, FP_NO_LIMIT, NULL, deadline);

@@ -50,10 +50,8 @@ typedef struct run {
 
 /* The heuristics (every method, best order) and the caller's plan. */
 static fp_status pick_warm_start(run *R, fp_error *err) {
-  (void)err;
-  R->warm = solver_best_heuristic(R->g, R->prm, R->eager_peak, R->peak_cap,
-                                  &R->warm_m);
-  return FP_OK;
+  return solver_best_heuristic(R->g, R->prm, R->eager_peak, R->peak_cap,
+                               &R->warm, &R->warm_m, err);
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -339,8 +337,9 @@ static fp_status solve_level(const fp_graph *g, const fp_ilp_params *prm,
   if ((st = resolve_limits(&R, err)) != FP_OK)
     goto done;
   if (fp_graph_node_count(g) == 0) { /* nothing to decide */
-    fp_plan_make_eager(out, g, NULL);
-    fp_plan_eval(g, out, m ? m : &local_m, NULL, NULL);
+    if ((st = fp_plan_make_eager(out, g, err)) != FP_OK ||
+        (st = fp_plan_eval(g, out, m ? m : &local_m, NULL, err)) != FP_OK)
+      goto done;
     if (!fp_meets_limits(prm, m ? m : &local_m, R.eager_peak)) {
       st = infeasible(&R, err);
       goto done;
@@ -353,7 +352,7 @@ static fp_status solve_level(const fp_graph *g, const fp_ilp_params *prm,
     goto done;
   st = finish(&R, out, m ? m : &local_m, err);
   if (st == FP_OK)
-    fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
+    st = fp_plan_set_graph_name(out, fp_graph_name(g), err);
 done:
   if (R.M)
     ilp_free(R.M);
@@ -370,14 +369,18 @@ done:
 /* The second level: with the objective's optimum *m fixed as a limit
  * (traffic <= it, or peak <= it), the other figure is minimized, starting
  * from the first level's plan.  `out` and *m change only to a plan with
- * the same objective that solver_better prefers.  Returns how many levels
- * are proven (1, or 2 when the second solve proved its optimum). */
-static int32_t second_level(const fp_graph *g, const fp_ilp_params *prm,
-                            double t0, fp_plan *out, fp_metrics *m) {
+ * the same objective that solver_better prefers.  How many levels are
+ * proven into *levels (1, or 2 when the second solve proved its optimum).
+ * FP_OK, or FP_ENOMEM (an out-of-memory is never taken for "no better
+ * plan"); the second solve's other failures only leave one level. */
+static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
+                              double t0, fp_plan *out, fp_metrics *m,
+                              int64_t *levels, fp_error *err) {
   double left = prm->time_limit_s - (fp_clock_now() - t0);
   fp_ilp_params q = *prm;
+  *levels = 1;
   if (left < SECOND_LEVEL_MIN_SHARE * prm->time_limit_s || m->peak_bytes == 0)
-    return 1;
+    return FP_OK;
   q.time_limit_s = left;
   q.warm_start = out;
   q.lp_out = q.mps_out = NULL;
@@ -392,15 +395,17 @@ static int32_t second_level(const fp_graph *g, const fp_ilp_params *prm,
   }
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  int32_t levels = 1;
-  if (p && solve_level(g, &q, p, &pm, NULL) == FP_OK &&
+  fp_status st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
+  if (st == FP_OK &&
       fp_objective_value(prm, &pm) == fp_objective_value(prm, m)) {
-    levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
-    if (solver_better(prm, &pm, m) && fp_plan_copy(out, p, NULL) == FP_OK)
+    *levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
+    if (solver_better(prm, &pm, m) && (st = fp_plan_copy(out, p, err)) == FP_OK)
       *m = pm;
   }
   fp_plan_destroy(p);
-  return levels;
+  if (st == FP_ENOMEM)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  return FP_OK;
 }
 
 fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
@@ -414,10 +419,11 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   bool proved = strcmp(first.status, "optimal") == 0;
   first.levels_proven = proved ? 1 : 0;
   if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED &&
-      fp_graph_node_count(g) > 0)
-    first.levels_proven = second_level(g, prm, t0, out, mm);
+      fp_graph_node_count(g) > 0 &&
+      (st = second_level(g, prm, t0, out, mm, &first.levels_proven, err)) !=
+          FP_OK)
+    return st;
   first.time_s = fp_clock_now() - t0;
   *fp_plan_solver(out) = first; /* the record of the first level */
-  fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
-  return FP_OK;
+  return fp_plan_set_graph_name(out, fp_graph_name(g), err);
 }

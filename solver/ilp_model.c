@@ -1275,11 +1275,14 @@ fp_status ilp_solution_plan(const ilp_model *M, int glp_status, fp_plan *p,
   fp_status st = ilp_extract(M, p, err);
   if (st == FP_OK)
     st = fp_plan_eval_k(M->g, p, M->k, m, NULL, err);
-  if (st != FP_OK)
+  if (st == FP_ENOMEM)
+    return st;
+  if (st != FP_OK) { /* the message is copied: it is rewritten in place */
+    char why[FP_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
     return fp_error_set(err, FP_EINTERNAL,
-                        "ilp: model solution is not a legal "
-                        "plan: %s",
-                        err ? err->msg : "");
+                        "ilp: model solution is not a legal plan: %s", why);
+  }
   double model = glp_mip_obj_val(M->lp) * M->scale;
   double truth = fp_objective_value(M->prm, m);
   if (glp_status == GLP_OPT && fabs(model - truth) > 1e-6 * (1 + truth) + 0.5)

@@ -490,7 +490,10 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->trial = fp_plan_create();
   if (!L->tl || !L->step || !L->trial || sub_scratch_init(&L->scr, g) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
-  L->cur = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur_m);
+  st = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur,
+                             &L->cur_m, err);
+  if (st != FP_OK)
+    return st;
   if (!L->cur)
     return solver_infeasible(g, prm, L->peak_cap, err);
   double share = prm->time_limit_s * BOUND_TIME_SHARE;
@@ -549,10 +552,11 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   }
   if (st == FP_OK)
     st = fp_plan_copy(out, L.cur, err);
+  if (st == FP_OK)
+    st = fp_plan_set_graph_name(out, fp_graph_name(g), err);
   if (st == FP_OK) {
     report(&L, true);
     record(&L, out);
-    fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
     if (m)
       *m = L.cur_m;
   }
