@@ -3,7 +3,8 @@
 # signals (a timing test, not a benchmark): the exact ILP of a 2,000-node
 # graph under --time-limit 5 returns within 5.5 s or is refused at once
 # with its estimated size; the windowed ILP and auto hold the limit on the
-# same graph; a model that cannot fit in the memory the process may use
+# same graph; a graph name GLPK would refuse never reaches it; a model
+# that cannot fit in the memory the process may use
 # (ulimit -v) is refused at once with its estimated size; SIGTERM and
 # SIGINT during a solve are answered within 1 s with the best plan so
 # far, a legal one.
@@ -92,5 +93,23 @@ signal_case TERM ilp --window exact
 signal_case INT ilp --window exact
 signal_case TERM auto
 signal_case INT auto
+
+# ---- names GLPK would refuse (issue 15, item 3) ---------------------------
+# A graph name of 300 bytes with a tab and an escape character: GLPK
+# aborts on a name over 255 bytes or with control characters, so nothing
+# of the input may reach its names unsanitized.
+long=$(printf '%0300d' 0)
+sed 's/"format"/"name": "'"$long"'\\t\\u001b[31m", "format"/' \
+  "$top_srcdir/tests/data/small.json" >"$T/odd.json"
+for m in greedy greedy-peak greedy-lowmem eager exhaustive ilp auto; do
+  t_case "solve --method $m on a graph with a long name, tab and escape"
+  t_run timeout -s KILL 60 "$FUSEPLAN" solve "$T/odd.json" --method $m -q \
+    -o "$T/odd_plan.json"
+  t_exit 0
+done
+t_case 'pareto on a graph with a long name, tab and escape'
+t_run timeout -s KILL 60 "$FUSEPLAN" pareto "$T/odd.json" --points 2 \
+  --time-limit 5 -o "$T/odd_front.json"
+t_exit 0
 
 t_finish
