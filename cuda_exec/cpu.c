@@ -386,8 +386,7 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
       int32_t b = s->alloc_list[i];
       if (track_alloc(&R.tr, s->g, b) != 0)
         goto fail;
-      fx_fill_input(R.tr.mem[b], fp_graph_buffer(s->g, b)->bytes, prm->seed,
-                    b);
+      fx_fill_input(R.tr.mem[b], fp_graph_buffer(s->g, b)->bytes, prm->seed, b);
     }
   for (int32_t t = 0; t < s->steps; t++) {
     if (run_step(&R, t, &r->group_time_s[t]) != 0)

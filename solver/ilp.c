@@ -209,8 +209,8 @@ static fp_status build_failed(run *R, int built, fp_error *err) {
         "--window or --method auto",
         M->exact ? "exact" : "windowed", M->est_bytes / 1073741824.0,
         M->est_cols, M->est_rows, M->est_nnz);
-  if (built == ILP_BUILD_TOO_SLOW && (R->prm->window != FP_ILP_WINDOW_AUTO ||
-                                      !R->warm))
+  if (built == ILP_BUILD_TOO_SLOW &&
+      (R->prm->window != FP_ILP_WINDOW_AUTO || !R->warm))
     return fp_error_set(
         err, FP_EARG,
         "the %s model is too large to stop on time: about %.0f nonzeros at "
@@ -255,9 +255,9 @@ static fp_status build_and_solve(run *R, fp_error *err) {
   R->M = calloc(1, sizeof *R->M);
   if (!R->M)
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
-  int built = ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
-                        R->prm->traffic_limit, &R->cuts,
-                        R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
+  int built =
+      ilp_build(R->M, R->g, &local, R->warm, R->peak_cap, R->prm->traffic_limit,
+                &R->cuts, R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
   if (built != ILP_BUILD_OK)
     return build_failed(R, built, err);
@@ -276,10 +276,9 @@ static fp_status build_and_solve(run *R, fp_error *err) {
 static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  fp_status st =
-      !p     ? FP_ENOMEM
-      : R->M ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err)
-             : FP_EINFEASIBLE; /* no model was built */
+  fp_status st = !p     ? FP_ENOMEM
+                 : R->M ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err)
+                        : FP_EINFEASIBLE; /* no model was built */
   bool have = st == FP_OK && fp_meets_limits(R->prm, &pm, R->eager_peak);
   if (st != FP_OK && st != FP_EINFEASIBLE)
     goto done;

@@ -924,7 +924,8 @@ static void add_objective(builder *B) {
   ilp_model *M = B->M;
   glp_set_obj_dir(M->lp, GLP_MIN);
   char nm[64]; /* the graph's name may hold anything: GLPK gets a clean one */
-  glp_set_prob_name(M->lp, make_name(nm, sizeof nm, "fuseplan", fp_graph_name(M->g), M->n, -1));
+  glp_set_prob_name(M->lp, make_name(nm, sizeof nm, "fuseplan",
+                                     fp_graph_name(M->g), M->n, -1));
   if (M->with_peak) {
     double up = M->peak_cap == FP_NO_LIMIT
                     ? HUGE_VAL
@@ -1026,7 +1027,7 @@ static void build_model(void *ctx) {
   }
   add_cluster_rows(B, J->cuts);
   glp_set_obj_coef(M->lp, 0, M->obj_const);
-  J->rc = B->oom ? ILP_BUILD_NOMEM
+  J->rc = B->oom       ? ILP_BUILD_NOMEM
           : M->stopped ? ILP_BUILD_STOPPED
                        : ILP_BUILD_OK;
 }

@@ -333,8 +333,8 @@ static void outputs_follow_seed(const fp_graph *g, const fp_plan *p,
   for (int i = 0; i < 3; i++) {
     prm.seed = i < 2 ? 1 : 2;
     ck_assert_int_eq(fp_exec_run(g, p, &prm, &r[i], NULL), FP_OK);
-    ck_assert_msg(r[i].check == FP_CHECK_PASS, "%s: run %d: check failed",
-                  what, i);
+    ck_assert_msg(r[i].check == FP_CHECK_PASS, "%s: run %d: check failed", what,
+                  i);
   }
   ck_assert_msg(r[0].output_digest == r[1].output_digest,
                 "%s: same seed, other outputs", what);

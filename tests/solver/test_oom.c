@@ -119,8 +119,8 @@ static void sweep(const char *what, path_fn fn, const void *ctx) {
                 fp_status_name(st));
   ck_assert_msg(n > 0, "%s: no allocation counted", what);
   long stride = n <= 2 * SWEEP_MAX || getenv("FP_TEST_OOM_FULL")
-                   ? 1
-                   : (n - SWEEP_MAX) / SWEEP_MAX + 1;
+                    ? 1
+                    : (n - SWEEP_MAX) / SWEEP_MAX + 1;
   fprintf(stderr, "%s: %ld allocations, failed in turn (stride %ld after %d)\n",
           what, n, stride, SWEEP_MAX);
   for (long k = 1; k <= n; k += k < SWEEP_MAX ? 1 : stride) {
@@ -148,7 +148,7 @@ static fp_status path_load(const void *ctx, answer *a) {
   const fixture *f = ctx;
   fp_graph *g = NULL;
   fp_plan *p = NULL;
-    fp_status st = fp_graph_load_buffer(f->graph_json, strlen(f->graph_json),
+  fp_status st = fp_graph_load_buffer(f->graph_json, strlen(f->graph_json),
                                       "g.json", &g, &a->err);
   if (st == FP_OK)
     st = fp_plan_load_buffer(f->plan_json, strlen(f->plan_json), "p.json", g,
@@ -165,7 +165,7 @@ static fp_status path_load(const void *ctx, answer *a) {
 static fp_status path_planner(const void *ctx, answer *a) {
   const fixture *f = ctx;
   fp_plan_request req;
-    fp_plan *p = fp_plan_create();
+  fp_plan *p = fp_plan_create();
   if (!p)
     return FP_ENOMEM;
   fp_plan_request_init(&req, f->pl);
@@ -180,7 +180,7 @@ static fp_status path_pareto(const void *ctx, answer *a) {
   const fixture *f = ctx;
   fp_plan_request req;
   fp_pareto_point pts[3];
-    fp_plan_request_init(&req, f->pl);
+  fp_plan_request_init(&req, f->pl);
   req.ilp.time_limit_s = 30;
   fp_status st = fp_pareto(f->g, &req.ilp, 2, f->pl, pts, &a->err);
   a->n = 2;
@@ -193,7 +193,7 @@ static fp_status path_run(const void *ctx, answer *a) {
   const fixture *f = ctx;
   fp_plan *p = NULL;
   fp_exec_report rep;
-    fp_status st = fp_plan_load_buffer(f->plan_json, strlen(f->plan_json),
+  fp_status st = fp_plan_load_buffer(f->plan_json, strlen(f->plan_json),
                                      "p.json", f->g, &p, &a->err);
   memset(&rep, 0, sizeof rep);
   if (st == FP_OK)
@@ -212,7 +212,7 @@ static fp_status path_run(const void *ctx, answer *a) {
 /* The fixture: a random 6-node graph, its JSON, a legal plan's. */
 static fixture make_fixture(fp_graph **g, char **gj, char **pj) {
   fp_error err;
-    fp_plan *p = fp_plan_create();
+  fp_plan *p = fp_plan_create();
   fp_metrics m;
   tu_rng r = {15};
   *g = tu_random_graph(&r, 6, 6);
