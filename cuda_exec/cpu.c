@@ -379,11 +379,15 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
       !r->group_time_s)
     goto fail;
   /* With no steps, the inputs are still allocated (the resident bytes are
-   * the peak of an empty program). */
+   * the peak of an empty program) and filled: an input that is an output
+   * is compared with the eager run's. */
   if (s->steps == 0)
-    for (int32_t i = s->aoff[0]; i < s->aoff[1]; i++)
-      if (track_alloc(&R.tr, s->g, s->alloc_list[i]) != 0)
+    for (int32_t i = s->aoff[0]; i < s->aoff[1]; i++) {
+      int32_t b = s->alloc_list[i];
+      if (track_alloc(&R.tr, s->g, b) != 0)
         goto fail;
+      fx_fill_input(R.tr.mem[b], fp_graph_buffer(s->g, b)->bytes, prm->seed, b);
+    }
   for (int32_t t = 0; t < s->steps; t++) {
     if (run_step(&R, t, &r->group_time_s[t]) != 0)
       goto fail;

@@ -393,9 +393,13 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
   fuser_free(&F);
   fp_metrics m;
   /* Every plan leaves here verified. */
-  if (st == FP_OK && fp_plan_eval_k(g, out, k, &m, NULL, err) != FP_OK)
+  if (st == FP_OK && (st = fp_plan_eval_k(g, out, k, &m, NULL, err)) != FP_OK &&
+      st != FP_ENOMEM) { /* the message is copied: it is rewritten in place */
+    char why[FP_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
     st = fp_error_set(err, FP_EINTERNAL, "%s produced an illegal plan: %s",
-                      fp_method_name(prm->method), err ? err->msg : "");
+                      fp_method_name(prm->method), why);
+  }
   if (st != FP_OK)
     return st;
   fp_solver_info *si = fp_plan_solver(out);
@@ -404,8 +408,7 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
   snprintf(si->status, sizeof si->status, "heuristic");
   si->objective = (double)m.traffic_bytes;
   si->time_s = fp_clock_now() - t0;
-  fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
-  return FP_OK;
+  return fp_plan_set_graph_name(out, fp_graph_name(g), err);
 }
 
 /* The fusion-time (listed) order's timeline, and a tracker over it. */

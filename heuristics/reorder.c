@@ -106,7 +106,7 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     st = try_orders(g, p, &d, order, order, best, &applied, err);
   if (st == FP_OK && (st = fp_plan_copy(p, best, err)) == FP_OK) {
     *fp_plan_solver(p) = keep;
-    fp_plan_set_graph_name(p, fp_graph_name(g), NULL);
+    st = fp_plan_set_graph_name(p, fp_graph_name(g), err);
   }
 done:
   if (chosen)

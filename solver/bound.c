@@ -505,14 +505,22 @@ static fp_status cluster_ilp(const fp_graph *sg,
   double *x = NULL;
   fp_metrics wm;
   /* No peak limit: the eager peak, which stands for limit 0, is unused. */
-  fp_plan *warm = solver_best_heuristic(sg, &p, 0, FP_NO_LIMIT, &wm);
-  fp_status st = FP_OK;
+  fp_plan *warm = NULL;
+  fp_status st = solver_best_heuristic(sg, &p, 0, FP_NO_LIMIT, &warm, &wm, err);
   *bound = -1;
-  if (ilp_build(&M, sg, &p, warm, FP_NO_LIMIT, FP_NO_LIMIT, NULL) != 0) {
+  if (st != FP_OK)
+    goto fail;
+  p.cancel = cancel;
+  int built =
+      ilp_build(&M, sg, &p, warm, FP_NO_LIMIT, FP_NO_LIMIT, NULL, deadline);
+  if (built == ILP_BUILD_NOMEM) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory building the model");
     goto fail;
   }
-  if (!M.infeasible && fp_clock_now() <= deadline - 0.1 * time_s) {
+  /* A model stopped, refused or lost to a GLPK error is not solved: the
+   * warm start's figure is no bound, and ilp_outcome then gives none. */
+  if (built == ILP_BUILD_OK && !M.infeasible &&
+      fp_clock_now() <= deadline - 0.1 * time_s) {
     mip_params mp;
     mip_params_init(&mp);
     mp.deadline = deadline;

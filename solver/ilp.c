@@ -39,6 +39,10 @@ typedef struct run {
   solver_cuts cuts; /* cluster bounds: rows of the model, and a bound */
 } run;
 
+/* Share of the time limit left when building must stop: unwinding the
+ * build and freeing a model of gigabytes take tenths of a second. */
+#define BUILD_RESERVE 0.1
+
 /* Share of the time limit spent on the cluster cuts (bound.c). */
 #define CUTS_TIME_SHARE 0.1
 
@@ -46,10 +50,8 @@ typedef struct run {
 
 /* The heuristics (every method, best order) and the caller's plan. */
 static fp_status pick_warm_start(run *R, fp_error *err) {
-  (void)err;
-  R->warm = solver_best_heuristic(R->g, R->prm, R->eager_peak, R->peak_cap,
-                                  &R->warm_m);
-  return FP_OK;
+  return solver_best_heuristic(R->g, R->prm, R->eager_peak, R->peak_cap,
+                               &R->warm, &R->warm_m, err);
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -103,18 +105,38 @@ static void solve_model(run *R) {
 /* ---- results ------------------------------------------------------------ */
 
 /* Writes the model files asked for, with GLPK's messages about them
- * swallowed; FP_EIO naming the file. */
-static fp_status export_model(const ilp_model *M, const fp_ilp_params *prm,
+ * swallowed and its errors recovered (mip_guard); FP_EIO naming the file. */
+typedef struct export_job {
+  const ilp_model *M;
+  const fp_ilp_params *prm;
+  int lp_rc, mps_rc;
+} export_job;
+
+static void export_files(void *ctx) {
+  export_job *J = ctx;
+  if (J->prm->lp_out)
+    J->lp_rc = glp_write_lp(J->M->lp, NULL, J->prm->lp_out);
+  if (J->prm->mps_out && J->lp_rc == 0)
+    J->mps_rc = glp_write_mps(J->M->lp, GLP_MPS_FILE, NULL, J->prm->mps_out);
+}
+
+static fp_status export_model(ilp_model *M, const fp_ilp_params *prm,
                               fp_error *err) {
+  export_job J = {M, prm, 0, 0};
   fp_status st = FP_OK;
+  if (!prm->lp_out && !prm->mps_out)
+    return FP_OK;
   mip_quiet(true);
-  if (prm->lp_out && glp_write_lp(M->lp, NULL, prm->lp_out) != 0)
+  if (mip_guard(export_files, &J) != 0) {
+    M->lp = NULL; /* freed with GLPK's environment */
+    st = fp_error_set(err, FP_EINTERNAL, "GLPK failed writing the model");
+  } else if (J.lp_rc != 0) {
     st =
         fp_error_set(err, FP_EIO, "%s: cannot write the LP model", prm->lp_out);
-  else if (prm->mps_out &&
-           glp_write_mps(M->lp, GLP_MPS_FILE, NULL, prm->mps_out))
+  } else if (J.mps_rc != 0) {
     st = fp_error_set(err, FP_EIO, "%s: cannot write the MPS model",
                       prm->mps_out);
+  }
   mip_quiet(false);
   return st;
 }
@@ -170,6 +192,39 @@ static fp_status resolve_limits(run *R, fp_error *err) {
   return st;
 }
 
+/* After ilp_build returned `built` (not ILP_BUILD_OK): FP_OK with no
+ * MIP run (R->mip.status stays 0: the warm start is the answer) when the
+ * build stopped at the deadline, on cancel, when GLPK failed in it, or
+ * when the model of an automatic window is too large to stop on time;
+ * else the error, with the estimated size: FP_ENOMEM when the model
+ * could not fit in memory, FP_EARG when the window asked for gives a
+ * model too large to stop on time. */
+static fp_status build_failed(run *R, int built, fp_error *err) {
+  ilp_model *M = R->M;
+  if (built == ILP_BUILD_TOO_BIG)
+    return fp_error_set(
+        err, FP_ENOMEM,
+        "the %s model is too large: about %.3g GiB (%.0f columns, %.0f rows, "
+        "%.0f nonzeros at least), more than the memory available; use "
+        "--window or --method auto",
+        M->exact ? "exact" : "windowed", M->est_bytes / 1073741824.0,
+        M->est_cols, M->est_rows, M->est_nnz);
+  if (built == ILP_BUILD_TOO_SLOW &&
+      (R->prm->window != FP_ILP_WINDOW_AUTO || !R->warm))
+    return fp_error_set(
+        err, FP_EARG,
+        "the %s model is too large to stop on time: about %.0f nonzeros at "
+        "least, over the %d GLPK can scale and factorize between two looks "
+        "at the clock; use a smaller --window or --method auto",
+        M->exact ? "exact" : "windowed", M->est_nnz, ILP_MAX_EST_NZ);
+  if (built == ILP_BUILD_NOMEM)
+    return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
+  if (M->lp) /* stopped: the half-built model is of no use */
+    glp_delete_prob(M->lp);
+  M->lp = NULL;
+  return FP_OK;
+}
+
 /* Builds the model around the warm start, exports it, solves it. */
 static fp_status build_and_solve(run *R, fp_error *err) {
   fp_ilp_params local = *R->prm;
@@ -177,6 +232,17 @@ static fp_status build_and_solve(run *R, fp_error *err) {
     local.window = fp_graph_node_count(R->g) <= FP_ILP_EXACT_NODES || !R->warm
                        ? FP_ILP_WINDOW_EXACT
                        : FP_ILP_AUTO_WINDOW;
+  /* Refused at once: before the cuts, which take a share of the time. */
+  ilp_model size;
+  int verdict = ilp_size(&size, R->g, &local, R->warm);
+  if (verdict != ILP_BUILD_OK) {
+    R->M = &size;
+    fp_status st = build_failed(R, verdict, err);
+    R->M = NULL;
+    ilp_free(&size);
+    return st;
+  }
+  ilp_free(&size);
   /* Cluster cuts pay only where traffic counts: in the objective, or
    * under a traffic limit. */
   if (R->prm->objective != FP_OBJECTIVE_PEAK ||
@@ -187,10 +253,14 @@ static fp_status build_and_solve(run *R, fp_error *err) {
       return st;
   }
   R->M = calloc(1, sizeof *R->M);
-  if (!R->M || ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
-                         R->prm->traffic_limit, &R->cuts) != 0)
+  if (!R->M)
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
+  int built =
+      ilp_build(R->M, R->g, &local, R->warm, R->peak_cap, R->prm->traffic_limit,
+                &R->cuts, R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
+  if (built != ILP_BUILD_OK)
+    return build_failed(R, built, err);
   fp_status st = export_model(R->M, R->prm, err);
   /* No time left for even the root LP: the warm start is the answer. */
   if (st != FP_OK || R->M->infeasible ||
@@ -206,8 +276,9 @@ static fp_status build_and_solve(run *R, fp_error *err) {
 static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  fp_status st =
-      p ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err) : FP_ENOMEM;
+  fp_status st = !p     ? FP_ENOMEM
+                 : R->M ? ilp_solution_plan(R->M, R->mip.status, p, &pm, err)
+                        : FP_EINFEASIBLE; /* no model was built */
   bool have = st == FP_OK && fp_meets_limits(R->prm, &pm, R->eager_peak);
   if (st != FP_OK && st != FP_EINFEASIBLE)
     goto done;
@@ -265,8 +336,9 @@ static fp_status solve_level(const fp_graph *g, const fp_ilp_params *prm,
   if ((st = resolve_limits(&R, err)) != FP_OK)
     goto done;
   if (fp_graph_node_count(g) == 0) { /* nothing to decide */
-    fp_plan_make_eager(out, g, NULL);
-    fp_plan_eval(g, out, m ? m : &local_m, NULL, NULL);
+    if ((st = fp_plan_make_eager(out, g, err)) != FP_OK ||
+        (st = fp_plan_eval(g, out, m ? m : &local_m, NULL, err)) != FP_OK)
+      goto done;
     if (!fp_meets_limits(prm, m ? m : &local_m, R.eager_peak)) {
       st = infeasible(&R, err);
       goto done;
@@ -279,7 +351,7 @@ static fp_status solve_level(const fp_graph *g, const fp_ilp_params *prm,
     goto done;
   st = finish(&R, out, m ? m : &local_m, err);
   if (st == FP_OK)
-    fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
+    st = fp_plan_set_graph_name(out, fp_graph_name(g), err);
 done:
   if (R.M)
     ilp_free(R.M);
@@ -296,14 +368,18 @@ done:
 /* The second level: with the objective's optimum *m fixed as a limit
  * (traffic <= it, or peak <= it), the other figure is minimized, starting
  * from the first level's plan.  `out` and *m change only to a plan with
- * the same objective that solver_better prefers.  Returns how many levels
- * are proven (1, or 2 when the second solve proved its optimum). */
-static int32_t second_level(const fp_graph *g, const fp_ilp_params *prm,
-                            double t0, fp_plan *out, fp_metrics *m) {
+ * the same objective that solver_better prefers.  How many levels are
+ * proven into *levels (1, or 2 when the second solve proved its optimum).
+ * FP_OK, or FP_ENOMEM (an out-of-memory is never taken for "no better
+ * plan"); the second solve's other failures only leave one level. */
+static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
+                              double t0, fp_plan *out, fp_metrics *m,
+                              int64_t *levels, fp_error *err) {
   double left = prm->time_limit_s - (fp_clock_now() - t0);
   fp_ilp_params q = *prm;
+  *levels = 1;
   if (left < SECOND_LEVEL_MIN_SHARE * prm->time_limit_s || m->peak_bytes == 0)
-    return 1;
+    return FP_OK;
   q.time_limit_s = left;
   q.warm_start = out;
   q.lp_out = q.mps_out = NULL;
@@ -318,15 +394,17 @@ static int32_t second_level(const fp_graph *g, const fp_ilp_params *prm,
   }
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  int32_t levels = 1;
-  if (p && solve_level(g, &q, p, &pm, NULL) == FP_OK &&
+  fp_status st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
+  if (st == FP_OK &&
       fp_objective_value(prm, &pm) == fp_objective_value(prm, m)) {
-    levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
-    if (solver_better(prm, &pm, m) && fp_plan_copy(out, p, NULL) == FP_OK)
+    *levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
+    if (solver_better(prm, &pm, m) && (st = fp_plan_copy(out, p, err)) == FP_OK)
       *m = pm;
   }
   fp_plan_destroy(p);
-  return levels;
+  if (st == FP_ENOMEM)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  return FP_OK;
 }
 
 fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
@@ -340,10 +418,11 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   bool proved = strcmp(first.status, "optimal") == 0;
   first.levels_proven = proved ? 1 : 0;
   if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED &&
-      fp_graph_node_count(g) > 0)
-    first.levels_proven = second_level(g, prm, t0, out, mm);
+      fp_graph_node_count(g) > 0 &&
+      (st = second_level(g, prm, t0, out, mm, &first.levels_proven, err)) !=
+          FP_OK)
+    return st;
   first.time_s = fp_clock_now() - t0;
   *fp_plan_solver(out) = first; /* the record of the first level */
-  fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
-  return FP_OK;
+  return fp_plan_set_graph_name(out, fp_graph_name(g), err);
 }

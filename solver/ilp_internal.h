@@ -46,15 +46,52 @@ typedef struct ilp_model {
   char *names;     /* sanitized node names for row/column names */
   uint64_t *reach; /* descendant bitsets (n x words), or NULL */
   size_t words;
+  double deadline; /* fp_clock_now() instant at which building stops */
+  bool stopped;    /* building stopped at the deadline or on cancel */
+  unsigned ticks;  /* calls since the build last looked at the clock */
+  double est_cols, est_rows, est_nnz; /* the size estimate (ilp_build) */
+  double est_bytes; /* bytes GLPK would hold for the model, at least */
 } ilp_model;
+
+/* What ilp_build returns. */
+enum {
+  ILP_BUILD_OK = 0,
+  ILP_BUILD_NOMEM = -1,   /* out of memory */
+  ILP_BUILD_STOPPED = -2, /* the deadline passed or prm->cancel was raised
+                             while building: the model is incomplete */
+  ILP_BUILD_TOO_BIG = -3, /* refused before building: est_bytes exceeds
+                             the memory the process may use */
+  ILP_BUILD_GLPK = -4,    /* GLPK failed (its environment was freed) */
+  ILP_BUILD_TOO_SLOW = -5 /* refused before building: est_nnz exceeds
+                             ILP_MAX_EST_NZ */
+};
+
+/* The most nonzeros (as estimated: the model has 3.5 times as many) a
+ * model may have.  GLPK's scaling and each call of its simplex run
+ * without a callback, for about 2 us per nonzero of the model (measured:
+ * 0.56 s for 301,393 nonzeros, 7 s for 2,011,170); under this cap they
+ * take well under 0.5 s, so a time limit and a signal are answered on
+ * time (README, "Guarantees"). */
+#define ILP_MAX_EST_NZ 60000
 
 /* Builds the model: windows (exact from the graph, narrowed around
  * `warm` when prm->window >= 0), columns, rows, objective, names, and
- * the cluster rows of `cuts` (may be NULL).  0, or -1 when out of
- * memory. */
+ * the cluster rows of `cuts` (may be NULL).  Before any GLPK call the
+ * model's size is estimated (M->est_*) and a model that could not fit in
+ * the memory the process may use is refused; building stops at
+ * `deadline` (fp_clock_now() units; HUGE_VAL: none) or on *prm->cancel.
+ * Every GLPK call runs under mip_guard.  ILP_BUILD_OK, or one of the
+ * other ILP_BUILD_* codes; whatever it returns, ilp_free frees M. */
 int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
               const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap,
-              const solver_cuts *cuts);
+              const solver_cuts *cuts, double deadline);
+
+/* Only the size estimate of the model ilp_build would build (M->est_*,
+ * no GLPK call): ILP_BUILD_OK, ILP_BUILD_TOO_BIG, ILP_BUILD_TOO_SLOW or
+ * ILP_BUILD_NOMEM.  For refusing at once, before the work that precedes
+ * a build.  ilp_free frees M afterwards. */
+int ilp_size(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
+             const fp_plan *warm);
 
 /* Frees the model and its glp_prob.  Safe on a zeroed model. */
 void ilp_free(ilp_model *M);

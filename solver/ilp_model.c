@@ -35,7 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "model/util.h"
 #include "solver/ilp_internal.h"
+#include "solver/mip.h"
 
 /* ---- row assembly ------------------------------------------------------ */
 
@@ -44,6 +49,7 @@ typedef struct rowbuf {
   int *ind; /* 1-based for GLPK: ind[1..n] */
   double *val;
   double cst; /* constant part of the expression */
+  bool off;   /* the build stopped: terms are dropped */
 } rowbuf;
 
 static bool rb_reserve(rowbuf *rb, int need) {
@@ -66,6 +72,8 @@ static bool rb_reserve(rowbuf *rb, int need) {
 
 /* Adds coef * column (merging repeats: GLPK rejects duplicate indices). */
 static bool rb_col(rowbuf *rb, int col, double coef) {
+  if (rb->off)
+    return true;
   for (int i = 1; i <= rb->n; i++)
     if (rb->ind[i] == col) {
       rb->val[i] += coef;
@@ -96,6 +104,19 @@ static bool rb_y(rowbuf *rb, const ilp_model *M, int32_t v, int32_t t,
 static bool rb_x(rowbuf *rb, const ilp_model *M, int32_t v, int32_t t,
                  double coef) {
   return rb_y(rb, M, v, t, coef) && rb_y(rb, M, v, t - 1, -coef);
+}
+
+/* Calls between two looks at the clock and the cancel flag while
+ * building (a look costs ~20 ns, a row or column far more). */
+#define BUILD_CHECK_EVERY 16
+
+/* Whether the build must stop: past M->deadline or cancelled (looked at
+ * every BUILD_CHECK_EVERY calls); once true, stays true. */
+static bool build_stopped(ilp_model *M) {
+  if (!M->stopped && ++M->ticks % BUILD_CHECK_EVERY == 0)
+    M->stopped = fp_clock_now() > M->deadline ||
+                 (M->prm->cancel && *M->prm->cancel != 0);
+  return M->stopped;
 }
 
 /* Model state beyond ilp_model while building. */
@@ -143,6 +164,8 @@ static void add_row(builder *B, double lo, double up, const char *name,
   rowbuf *rb = &B->rb;
   ilp_model *M = B->M;
   int nz = 0;
+  if (build_stopped(M))
+    rb->off = B->traffic.off = true; /* what follows only unwinds */
   for (int i = 1; i <= rb->n; i++)
     if (rb->val[i] != 0)
       rb->ind[++nz] = rb->ind[i], rb->val[nz] = rb->val[i];
@@ -322,6 +345,8 @@ static const char *make_name(char *buf, size_t n, const char *prefix,
  * given) with its objective coefficient; returns its index. */
 static int add_col(ilp_model *M, bool binary, double up, double obj,
                    const char *name) {
+  if (build_stopped(M))
+    return 0;
   int c = glp_add_cols(M->lp, 1);
   glp_set_col_kind(M->lp, c, binary ? GLP_BV : GLP_CV);
   if (!binary)
@@ -336,7 +361,7 @@ static int add_col(ilp_model *M, bool binary, double up, double obj,
 
 static void add_y_columns(ilp_model *M) {
   char nm[96];
-  for (int32_t v = 0; v < M->n; v++) {
+  for (int32_t v = 0; v < M->n && !M->stopped; v++) {
     const char *name = fp_graph_node(M->g, v)->name;
     M->ycol[v] = glp_get_num_cols(M->lp) + 1;
     for (int32_t t = M->lo[v]; t < M->hi[v]; t++)
@@ -346,7 +371,7 @@ static void add_y_columns(ilp_model *M) {
     snprintf(nm, sizeof nm, "z_%d", (int)t);
     M->zcol[t] = add_col(M, true, 1, 0, nm);
   }
-  if (M->n > 0) /* the first step is always used */
+  if (M->n > 0 && M->zcol[0] > 0) /* the first step is always used */
     glp_set_col_bnds(M->lp, M->zcol[0], GLP_FX, 1, 1);
 }
 
@@ -361,7 +386,7 @@ static void add_precedence(void *p, int32_t u) {
   ilp_model *M = c->B->M;
   int strict = !same_step_ok(M, u, c->v);
   char nm[96];
-  for (int32_t t = M->lo[c->v]; t < M->hi[c->v]; t++) {
+  for (int32_t t = M->lo[c->v]; t < M->hi[c->v] && !M->stopped; t++) {
     rb_y(&c->B->rb, M, c->v, t, 1);
     rb_y(&c->B->rb, M, u, t - strict, -1);
     add_row(
@@ -374,7 +399,7 @@ static void add_precedence(void *p, int32_t u) {
 static void add_order_rows(builder *B, int32_t *stamp) {
   ilp_model *M = B->M;
   char nm[96];
-  for (int32_t v = 0; v < M->n; v++) { /* window: y nondecreasing */
+  for (int32_t v = 0; v < M->n && !M->stopped; v++) { /* window rows */
     for (int32_t t = M->lo[v] + 1; t < M->hi[v]; t++) {
       rb_y(&B->rb, M, v, t - 1, 1);
       rb_y(&B->rb, M, v, t, -1);
@@ -385,7 +410,7 @@ static void add_order_rows(builder *B, int32_t *stamp) {
     }
     stamp[v] = -1;
   }
-  for (int32_t v = 0; v < M->n; v++) {
+  for (int32_t v = 0; v < M->n && !M->stopped; v++) {
     prec_ctx c = {B, v};
     each_pred(M->g, v, stamp, add_precedence, &c);
   }
@@ -395,7 +420,7 @@ static void add_order_rows(builder *B, int32_t *stamp) {
 static void add_step_rows(builder *B) {
   ilp_model *M = B->M;
   char nm[64];
-  for (int32_t t = 0; t < M->T; t++) {
+  for (int32_t t = 0; t < M->T && !M->stopped; t++) {
     int32_t members = 0;
     if (t > 0) {
       rb_col(&B->rb, M->zcol[t], 1);
@@ -463,7 +488,7 @@ static void cover_classes(builder *B, const int32_t *rep, const int32_t *C,
                           int32_t *Q) {
   char nm[64];
   memset(cov, 0, (size_t)nc * (size_t)nc);
-  for (int32_t i = 0; i < nc; i++)
+  for (int32_t i = 0; i < nc && !build_stopped(B->M); i++)
     for (int32_t j = i + 1; j < nc; j++) {
       if (cov[i * nc + j] || classes_ok(B->M, rep, C[i], C[j]))
         continue;
@@ -542,7 +567,7 @@ static bool add_class_rows(builder *B) {
   bool ok = cls && rep && C && slot && Q && wc && cov;
   for (int32_t c = 0; ok && c < nc; c++)
     slot[c] = -1;
-  for (int32_t t = 0; ok && t < M->T; t++)
+  for (int32_t t = 0; ok && t < M->T && !M->stopped; t++)
     add_classes_at(B, t, cls, rep, C, wc, slot, cov, Q);
   if (ok)
     add_unfusible_rows(B);
@@ -590,7 +615,7 @@ static void add_materialize(builder *B, int32_t b) {
     int32_t c = buf->readers[i];
     if (dominated_reader(M, buf, c))
       continue;
-    for (int32_t t = M->lo[p]; t < M->hi[c]; t++) {
+    for (int32_t t = M->lo[p]; t < M->hi[c] && !M->stopped; t++) {
       rb_col(&B->rb, M->mcol[b], 1);
       rb_y(&B->rb, M, p, t, -1);
       rb_y(&B->rb, M, c, t, 1);
@@ -640,7 +665,7 @@ static void add_read_level(builder *B, int32_t b, int32_t j, uint64_t delta,
     nq++;
   }
   double units = (double)delta / M->scale;
-  for (int32_t t = t0; t <= t1; t++) {
+  for (int32_t t = t0; t <= t1 && !M->stopped; t++) {
     int col = add_col(M, false, 1, B->wt * units,
                       make_name(nm, sizeof nm, "r", buf->name, j, t));
     B->oom |= !rb_col(&B->traffic, col, units);
@@ -679,6 +704,8 @@ static bool add_reads(builder *B, int32_t b) {
   ilp_model *M = B->M;
   const fp_buffer *buf = fp_graph_buffer(M->g, b);
   int32_t nr = buf->n_readers;
+  if (M->stopped)
+    return true;
   uint64_t *lv = malloc(((size_t)nr + 1) * sizeof *lv);
   int32_t *R = malloc(((size_t)nr + 1) * sizeof *R);
   int32_t *part = malloc(((size_t)nr + 1) * sizeof *part);
@@ -721,7 +748,7 @@ static void add_live(builder *B, int32_t b) {
   B->lbase[b] = glp_get_num_cols(M->lp) + 1;
   for (int32_t t = t0; t <= t1; t++)
     add_col(M, false, 1, 0, make_name(nm, sizeof nm, "l", buf->name, t, -1));
-  for (int32_t t = t0; t <= t1; t++) {
+  for (int32_t t = t0; t <= t1 && !M->stopped; t++) {
     int col = B->lbase[b] + (t - t0);
     for (int32_t i = 0; i < buf->n_readers; i++) {
       int32_t c = buf->readers[i];
@@ -751,7 +778,7 @@ static bool resident(const fp_buffer *buf) {
 static void add_peak_rows(builder *B) {
   ilp_model *M = B->M;
   char nm[64];
-  for (int32_t t = 0; t < M->T; t++) {
+  for (int32_t t = 0; t < M->T && !M->stopped; t++) {
     rb_col(&B->rb, M->pcol, 1);
     for (int32_t b = 0; b < fp_graph_buffer_count(M->g); b++) {
       const fp_buffer *buf = fp_graph_buffer(M->g, b);
@@ -811,10 +838,8 @@ static bool alloc_model(ilp_model *M, builder *B) {
   B->rfirst = calloc(nb, sizeof *B->rfirst);
   B->rlast = calloc(nb, sizeof *B->rlast);
   B->fixed = calloc(nb, sizeof *B->fixed);
-  M->lp = glp_create_prob();
   return M->lo && M->hi && M->ycol && M->zcol && M->mcol && M->mfix &&
-         B->lbase && B->lt0 && B->lt1 && B->rfirst && B->rlast && B->fixed &&
-         M->lp;
+         B->lbase && B->lt0 && B->lt1 && B->rfirst && B->rlast && B->fixed;
 }
 
 /* materialize, read, live and peak families, in that order (see the file
@@ -823,14 +848,14 @@ static bool alloc_model(ilp_model *M, builder *B) {
 static bool add_cost_rows(builder *B) {
   ilp_model *M = B->M;
   int32_t nb = fp_graph_buffer_count(M->g);
-  for (int32_t b = 0; b < nb; b++)
+  for (int32_t b = 0; b < nb && !M->stopped; b++)
     add_materialize(B, b);
-  for (int32_t b = 0; b < nb; b++)
+  for (int32_t b = 0; b < nb && !M->stopped; b++)
     if (fp_graph_buffer(M->g, b)->n_readers > 0 && !add_reads(B, b))
       return false;
   if (!M->with_peak)
     return true;
-  for (int32_t b = 0; b < nb; b++) {
+  for (int32_t b = 0; b < nb && !M->stopped; b++) {
     const fp_buffer *buf = fp_graph_buffer(M->g, b);
     bool lives = buf->input ? (buf->freeable && !buf->output)
                             : (buf->writer >= 0 && !buf->output);
@@ -898,7 +923,9 @@ static void add_cluster_rows(builder *B, const solver_cuts *cuts) {
 static void add_objective(builder *B) {
   ilp_model *M = B->M;
   glp_set_obj_dir(M->lp, GLP_MIN);
-  glp_set_prob_name(M->lp, fp_graph_name(M->g));
+  char nm[64]; /* the graph's name may hold anything: GLPK gets a clean one */
+  glp_set_prob_name(M->lp, make_name(nm, sizeof nm, "fuseplan",
+                                     fp_graph_name(M->g), M->n, -1));
   if (M->with_peak) {
     double up = M->peak_cap == FP_NO_LIMIT
                     ? HUGE_VAL
@@ -909,13 +936,138 @@ static void add_objective(builder *B) {
   }
 }
 
-int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
-              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap,
-              const solver_cuts *cuts) {
-  builder B;
+/* Bytes GLPK holds per column, row and nonzero of a model, at least:
+ * its structs, the names, and the simplex's working copies (measured with
+ * glp_mem_usage on exact models of generated graphs of 150 and 400
+ * nodes: the estimate was 0.41-0.44 of GLPK's peak). */
+#define GLPK_BYTES_PER_COL 450.0
+#define GLPK_BYTES_PER_ROW 450.0
+#define GLPK_BYTES_PER_NZ 180.0
+
+/* Counts the window, precedence and step families of the model
+ * compute_windows set up (the rest only adds to them) into M->est_*.  -1
+ * when out of memory. */
+static int estimate_size(ilp_model *M) {
+  int32_t *stamp = malloc(((size_t)M->n + 1) * sizeof *stamp);
+  double cols = M->T, rows = 3.0 * M->T, nnz = 2.0 * M->T;
+  if (!stamp)
+    return -1;
+  for (int32_t v = 0; v < M->n; v++)
+    stamp[v] = -1;
+  for (int32_t v = 0; v < M->n; v++) {
+    double w = M->hi[v] - M->lo[v];
+    cols += w;
+    rows += w > 0 ? w - 1 : 0;
+    nnz += (w > 0 ? 2 * (w - 1) : 0) + 4 * (w + 1);
+    const fp_node *nd = fp_graph_node(M->g, v);
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t u = fp_graph_buffer(M->g, nd->reads[i].buffer)->writer;
+      if (u >= 0 && stamp[u] != v) {
+        stamp[u] = v;
+        rows += w;
+        nnz += 2 * w;
+      }
+    }
+  }
+  free(stamp);
+  M->est_cols = cols;
+  M->est_rows = rows;
+  M->est_nnz = nnz;
+  M->est_bytes = GLPK_BYTES_PER_COL * cols + GLPK_BYTES_PER_ROW * rows +
+                 GLPK_BYTES_PER_NZ * nnz;
+  return 0;
+}
+
+/* Bytes this process may still allocate, at most: its address-space
+ * limit (ulimit -v) and the machine's memory, whichever is smaller;
+ * HUGE_VAL when neither is known. */
+static double memory_available(void) {
+  double avail = HUGE_VAL;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    avail = (double)rl.rlim_cur;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && size > 0 && (double)pages * (double)size < avail)
+    avail = (double)pages * (double)size;
+#endif
+  return avail;
+}
+
+/* What the guarded part of ilp_build needs. */
+typedef struct build_job {
+  builder *B;
+  uint64_t traffic_cap;
+  const solver_cuts *cuts;
+  int32_t *scratch;
+  int rc;
+} build_job;
+
+/* Every GLPK call of the build, under mip_guard. */
+static void build_model(void *ctx) {
+  build_job *J = ctx;
+  builder *B = J->B;
+  ilp_model *M = B->M;
+  J->rc = ILP_BUILD_NOMEM;
+  if (!(M->lp = glp_create_prob()))
+    return;
+  add_y_columns(M);
+  add_objective(B); /* P first: rows below refer to it */
+  add_order_rows(B, J->scratch);
+  add_step_rows(B);
+  if (!add_class_rows(B) || !add_cost_rows(B))
+    return;
+  if (J->traffic_cap != FP_NO_LIMIT) { /* a limit for every objective */
+    B->rb.n = 0;
+    for (int i = 1; i <= B->traffic.n; i++)
+      rb_col(&B->rb, B->traffic.ind[i], B->traffic.val[i]);
+    B->rb.cst = B->traffic.cst;
+    add_row(B, -HUGE_VAL, (double)J->traffic_cap / M->scale, "traffic_limit",
+            0);
+  }
+  add_cluster_rows(B, J->cuts);
+  glp_set_obj_coef(M->lp, 0, M->obj_const);
+  J->rc = B->oom       ? ILP_BUILD_NOMEM
+          : M->stopped ? ILP_BUILD_STOPPED
+                       : ILP_BUILD_OK;
+}
+
+/* The refusal of what cannot fit or could not be stopped on time, from
+ * the estimate; ILP_BUILD_OK when neither. */
+static int size_verdict(const ilp_model *M) {
+  if (M->est_bytes > memory_available())
+    return ILP_BUILD_TOO_BIG;
+  return M->est_nnz > ILP_MAX_EST_NZ ? ILP_BUILD_TOO_SLOW : ILP_BUILD_OK;
+}
+
+/* Windows, the size estimate and the refusal of what cannot fit; then
+ * the model itself under mip_guard. */
+static int build(builder *B, const fp_plan *warm, uint64_t traffic_cap,
+                 const solver_cuts *cuts) {
+  ilp_model *M = B->M;
+  build_job J = {B, traffic_cap, cuts, NULL, ILP_BUILD_NOMEM};
+  J.scratch = malloc(((size_t)M->n + 1) * sizeof *J.scratch);
+  if (!J.scratch || !alloc_model(M, B) || compute_windows(M, warm) != 0 ||
+      estimate_size(M) != 0)
+    goto done;
+  if ((J.rc = size_verdict(M)) != ILP_BUILD_OK)
+    goto done;
+  J.rc = ILP_BUILD_NOMEM;
+  if (M->with_peak && M->peak_cap != FP_NO_LIMIT && M->peak_cap < M->resident)
+    M->infeasible = true;
+  if (mip_guard(build_model, &J) != 0) {
+    M->lp = NULL; /* freed with GLPK's environment */
+    J.rc = ILP_BUILD_GLPK;
+  }
+done:
+  free(J.scratch);
+  return J.rc;
+}
+
+/* The fields of M that ilp_build and ilp_size share. */
+static void model_init(ilp_model *M, const fp_graph *g,
+                       const fp_ilp_params *prm, uint64_t peak_cap) {
   memset(M, 0, sizeof *M);
-  memset(&B, 0, sizeof B);
-  B.M = M;
   M->g = g;
   M->prm = prm;
   M->n = fp_graph_node_count(g);
@@ -927,34 +1079,36 @@ int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
   M->peak_cap = peak_cap;
   M->with_peak =
       peak_cap != FP_NO_LIMIT || prm->objective != FP_OBJECTIVE_TRAFFIC;
+}
+
+int ilp_size(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
+             const fp_plan *warm) {
+  builder B;
+  memset(&B, 0, sizeof B);
+  B.M = M;
+  model_init(M, g, prm, FP_NO_LIMIT);
+  int rc = ILP_BUILD_NOMEM;
+  if (alloc_model(M, &B) && compute_windows(M, warm) == 0 &&
+      estimate_size(M) == 0)
+    rc = size_verdict(M);
+  free(B.lbase), free(B.lt0), free(B.lt1);
+  free(B.rfirst), free(B.rlast), free(B.fixed);
+  return rc;
+}
+
+int ilp_build(ilp_model *M, const fp_graph *g, const fp_ilp_params *prm,
+              const fp_plan *warm, uint64_t peak_cap, uint64_t traffic_cap,
+              const solver_cuts *cuts, double deadline) {
+  builder B;
+  memset(&B, 0, sizeof B);
+  B.M = M;
+  model_init(M, g, prm, peak_cap);
+  M->deadline = deadline;
   B.wt = prm->objective == FP_OBJECTIVE_PEAK ? 0 : 1;
   B.wp = prm->objective == FP_OBJECTIVE_TRAFFIC ? 0
          : prm->objective == FP_OBJECTIVE_PEAK  ? 1
                                                 : prm->lambda;
-  int32_t *scratch = malloc(((size_t)M->n + 1) * sizeof *scratch);
-  int rc = -1;
-  if (!scratch || !alloc_model(M, &B) || compute_windows(M, warm) != 0)
-    goto done;
-  if (M->with_peak && peak_cap != FP_NO_LIMIT && peak_cap < M->resident)
-    M->infeasible = true;
-  add_y_columns(M);
-  add_objective(&B); /* P first: rows below refer to it */
-  add_order_rows(&B, scratch);
-  add_step_rows(&B);
-  if (!add_class_rows(&B) || !add_cost_rows(&B))
-    goto done;
-  if (traffic_cap != FP_NO_LIMIT) { /* a limit for every objective */
-    B.rb.n = 0;
-    for (int i = 1; i <= B.traffic.n; i++)
-      rb_col(&B.rb, B.traffic.ind[i], B.traffic.val[i]);
-    B.rb.cst = B.traffic.cst;
-    add_row(&B, -HUGE_VAL, (double)traffic_cap / M->scale, "traffic_limit", 0);
-  }
-  add_cluster_rows(&B, cuts);
-  glp_set_obj_coef(M->lp, 0, M->obj_const);
-  rc = B.oom ? -1 : 0;
-done:
-  free(scratch);
+  int rc = build(&B, warm, traffic_cap, cuts);
   free(B.rb.ind);
   free(B.rb.val);
   free(B.traffic.ind);
@@ -1122,11 +1276,14 @@ fp_status ilp_solution_plan(const ilp_model *M, int glp_status, fp_plan *p,
   fp_status st = ilp_extract(M, p, err);
   if (st == FP_OK)
     st = fp_plan_eval_k(M->g, p, M->k, m, NULL, err);
-  if (st != FP_OK)
+  if (st == FP_ENOMEM)
+    return st;
+  if (st != FP_OK) { /* the message is copied: it is rewritten in place */
+    char why[FP_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
     return fp_error_set(err, FP_EINTERNAL,
-                        "ilp: model solution is not a legal "
-                        "plan: %s",
-                        err ? err->msg : "");
+                        "ilp: model solution is not a legal plan: %s", why);
+  }
   double model = glp_mip_obj_val(M->lp) * M->scale;
   double truth = fp_objective_value(M->prm, m);
   if (glp_status == GLP_OPT && fabs(model - truth) > 1e-6 * (1 + truth) + 0.5)

@@ -286,6 +286,11 @@ static fp_status apply(lns *L, window_job *J, bool *improved, fp_error *err) {
   *improved = false;
   if (!J->ready || J->st == FP_EINFEASIBLE) /* the window's plan fits: */
     return FP_OK;                           /* EINFEASIBLE cannot happen */
+  if (J->st == FP_EARG) { /* its model is too large to stop on time */
+    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 5 - 1;
+    return FP_OK;
+  }
   if (J->st != FP_OK)
     return fp_error_set(err, J->st, "%s", J->err.msg);
   L->solved++;
@@ -510,7 +515,10 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->trial = fp_plan_create();
   if (!L->tl || !L->step || !L->trial || sub_scratch_init(&L->scr, g) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
-  L->cur = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur_m);
+  st = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur,
+                             &L->cur_m, err);
+  if (st != FP_OK)
+    return st;
   if (!L->cur)
     return solver_infeasible(g, prm, L->peak_cap, err);
   double share = prm->time_limit_s * BOUND_TIME_SHARE;
@@ -571,26 +579,22 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
 }
 
 /* Whether the exact model is worth a try on g: always up to
- * FP_ILP_EXACT_NODES nodes; up to EXACT_TRY_NODES when its root LP,
- * judged by the rows of the model built here (without cluster rows),
- * should fit in the try's time.  *try false on any failure: the
+ * FP_ILP_EXACT_NODES nodes; up to EXACT_TRY_NODES when the model is not
+ * refused for its size (ilp_size) and its root LP, judged by its
+ * estimated rows, should fit in the try's time.  *try false on any failure: the
  * window search does not need the try. */
 static void exact_worth_trying(const fp_graph *g, const fp_ilp_params *prm,
                                bool *try) {
   int32_t n = fp_graph_node_count(g);
-  uint64_t eager;
   *try = n <= FP_ILP_EXACT_NODES;
-  if (*try || n > EXACT_TRY_NODES || solver_eager_peak(g, &eager, NULL) != FP_OK)
+  if (*try || n > EXACT_TRY_NODES)
     return;
   fp_ilp_params p = *prm;
   p.window = FP_ILP_WINDOW_EXACT;
   ilp_model M;
-  uint64_t cap = prm->peak_limit == 0 ? eager : prm->peak_limit;
-  if (ilp_build(&M, g, &p, NULL, cap, prm->traffic_limit, NULL) == 0) {
-    double rows = glp_get_num_rows(M.lp);
-    *try = rows * rows * LP_SECONDS_PER_ROW2 <=
+  if (ilp_size(&M, g, &p, NULL) == ILP_BUILD_OK) /* no GLPK call */
+    *try = M.est_rows * M.est_rows * LP_SECONDS_PER_ROW2 <=
            EXACT_TRY_SHARE * prm->time_limit_s;
-  }
   ilp_free(&M);
 }
 
@@ -656,10 +660,11 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   st = st == FP_OK ? search(&L, prm, err) : st;
   if (st == FP_OK)
     st = fp_plan_copy(out, L.cur, err);
+  if (st == FP_OK)
+    st = fp_plan_set_graph_name(out, fp_graph_name(g), err);
   if (st == FP_OK) {
     report(&L, true);
     record(&L, out);
-    fp_plan_set_graph_name(out, fp_graph_name(g), NULL);
     if (m)
       *m = L.cur_m;
   }

@@ -22,6 +22,10 @@
 /* Integrality tolerance of branch-and-bound (see solve_mip). */
 #define MIP_TOL_INT 1e-9
 
+/* Longest slice of the root LP between two looks at the cancel flag: a
+ * signal is answered within 1 s (README, "Guarantees"). */
+#define MIP_LP_SLICE_MS 200
+
 /* Tests only (solver_test.h): every run on this thread fails in GLPK. */
 static _Thread_local int tl_fault;
 
@@ -57,12 +61,17 @@ static void report(const mip_run *R, glp_tree *T) {
   R->mp->progress(&pr, R->mp->progress_ctx);
 }
 
+/* Whether the run must stop now: past the deadline, or cancelled. */
+static bool must_stop(const mip_params *mp) {
+  return fp_clock_now() > mp->deadline || (mp->cancel && *mp->cancel);
+}
+
 /* The branch-and-bound callback: watchdog, warm start, bound, progress. */
 static void callback(glp_tree *T, void *info) {
   mip_run *R = info;
   const mip_params *mp = R->mp;
   int a, n, t;
-  if (fp_clock_now() > mp->deadline || (mp->cancel && *mp->cancel) ||
+  if (must_stop(mp) ||
       (mp->node_limit > 0 && R->res->nodes >= mp->node_limit)) {
     glp_ios_terminate(T);
     return;
@@ -102,20 +111,33 @@ static int remaining_ms(const mip_params *mp) {
   return left <= 0.001 ? 1 : (int)(left * 1000);
 }
 
-/* Root LP, then branch-and-bound; sets R->res->status. */
-static void solve(glp_prob *lp, mip_run *R) {
+/* The root LP in slices of at most MIP_LP_SLICE_MS: glp_simplex has no
+ * callback, so the cancel flag is looked at between slices (each resumes
+ * from the basis the last one left).  GLPK's return code of the last
+ * slice. */
+static int root_lp(glp_prob *lp, const mip_params *mp) {
   glp_smcp sm;
-  glp_iocp io;
   glp_init_smcp(&sm);
   sm.msg_lev = GLP_MSG_OFF;
   sm.presolve = GLP_OFF;
-  sm.tm_lim = remaining_ms(R->mp);
+  int ret;
+  do {
+    int left = remaining_ms(mp);
+    sm.tm_lim = left < MIP_LP_SLICE_MS ? left : MIP_LP_SLICE_MS;
+    ret = glp_simplex(lp, &sm);
+  } while (ret == GLP_ETMLIM && remaining_ms(mp) > 1 && !must_stop(mp));
+  return ret;
+}
+
+/* Root LP, then branch-and-bound; sets R->res->status. */
+static void solve(glp_prob *lp, mip_run *R) {
+  glp_iocp io;
   /* Byte counts span many orders of magnitude: let GLPK equilibrate rows
    * and columns (results stay in the original units). */
   glp_scale_prob(lp, GLP_SF_AUTO);
   if (tl_fault) /* tests: a bad column index makes GLPK fail */
     glp_set_col_bnds(lp, glp_get_num_cols(lp) + 7, GLP_FX, 0, 0);
-  if (glp_simplex(lp, &sm) != 0 || glp_get_status(lp) != GLP_OPT) {
+  if (root_lp(lp, R->mp) != 0 || glp_get_status(lp) != GLP_OPT) {
     R->res->status = glp_get_status(lp) == GLP_NOFEAS ? GLP_NOFEAS : GLP_UNDEF;
     return;
   }
@@ -167,30 +189,47 @@ static void on_glpk_error(void *info) {
   longjmp(*tl_glpk_jump, 1);
 }
 
-/* Runs GLPK with its error hook armed: a GLPK internal error jumps back
- * here instead of aborting the process.  GLPK's environment is then
- * unusable and is freed, which frees the problem object too.  The
- * terminal hook is set here and cleared at the end: the callers never
- * nest runs, so no outer run loses its silence. */
-void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res) {
+int mip_guard(void (*fn)(void *ctx), void *ctx) {
   jmp_buf jump;
+  volatile int rc = 0;
+  tl_glpk_jump = &jump;
+  if (setjmp(jump) == 0) {
+    glp_error_hook(on_glpk_error, NULL);
+    fn(ctx);
+    glp_error_hook(NULL, NULL);
+  } else {
+    glp_free_env(); /* invalidates every glp_prob of this thread */
+    rc = -1;
+  }
+  tl_glpk_jump = NULL;
+  return rc;
+}
+
+/* One solve, as mip_guard runs it. */
+typedef struct solve_ctx {
+  glp_prob *lp;
+  mip_run *R;
+} solve_ctx;
+
+static void guarded_solve(void *ctx) {
+  solve_ctx *c = ctx;
+  solve(c->lp, c->R);
+}
+
+/* The terminal hook is set here and cleared at the end: the callers
+ * never nest runs, so no outer run loses its silence. */
+void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res) {
   mip_run R = {mp, res, false};
+  solve_ctx c = {*lp, &R};
   res->status = 0;
   res->bound = MIP_BOUND_UNKNOWN;
   res->nodes = 0;
   res->glpk_failed = false;
   mip_quiet(true);
-  tl_glpk_jump = &jump;
-  if (setjmp(jump) == 0) {
-    glp_error_hook(on_glpk_error, NULL);
-    solve(*lp, &R);
-    glp_error_hook(NULL, NULL);
-  } else {
-    glp_free_env(); /* invalidates every glp_prob of this thread */
-    *lp = NULL;
+  if (mip_guard(guarded_solve, &c) != 0) {
+    *lp = NULL; /* freed with the environment */
     res->glpk_failed = true;
     res->status = 0;
   }
-  tl_glpk_jump = NULL;
   mip_quiet(false);
 }

@@ -81,6 +81,14 @@ void mip_params_init(mip_params *mp);
  * seen before the error. */
 void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res);
 
+/* Runs fn(ctx) with GLPK's error hook armed: a GLPK internal error or
+ * bad argument inside fn jumps back here instead of aborting the process
+ * (docs/glpk.md, "Errors").  Returns 0 when fn returned, -1 when GLPK
+ * failed: the calling thread's GLPK environment was then freed, with
+ * every glp_prob of the thread, and fn's own allocations since its last
+ * GLPK call may be lost.  Guards do not nest. */
+int mip_guard(void (*fn)(void *ctx), void *ctx);
+
 /* on: GLPK's terminal output on the calling thread is swallowed (the
  * library never prints); off: back to GLPK's default.  For GLPK calls
  * outside mip_solve that print (glp_write_lp, glp_write_mps). */

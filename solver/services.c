@@ -57,49 +57,64 @@ fp_status solver_check_starts(const fp_graph *g, const fp_ilp_params *prm,
 }
 
 /* Evaluates candidate p; keeps it in *best when it meets the limits and
- * beats what *best holds (solver_better: ties go to the earlier one). */
-static void offer(const fp_graph *g, const fp_ilp_params *prm,
-                  uint64_t eager_peak, const fp_plan *p, fp_plan **best,
-                  fp_metrics *best_m) {
+ * beats what *best holds (solver_better: ties go to the earlier one).
+ * FP_OK, or FP_ENOMEM: an allocation that fails here must not pass for a
+ * plan that does not meet the limits. */
+static fp_status offer(const fp_graph *g, const fp_ilp_params *prm,
+                       uint64_t eager_peak, const fp_plan *p, fp_plan **best,
+                       fp_metrics *best_m) {
   fp_metrics m;
-  if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK ||
-      !fp_meets_limits(prm, &m, eager_peak))
-    return;
+  fp_status st = fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL);
+  if (st != FP_OK || !fp_meets_limits(prm, &m, eager_peak))
+    return st == FP_ENOMEM ? FP_ENOMEM : FP_OK;
   if (*best && !solver_better(prm, &m, best_m))
-    return;
+    return FP_OK;
   if (!*best && !(*best = fp_plan_create()))
-    return;
-  if (fp_plan_copy(*best, p, NULL) == FP_OK)
-    *best_m = m;
+    return FP_ENOMEM;
+  if ((st = fp_plan_copy(*best, p, NULL)) != FP_OK)
+    return st;
+  *best_m = m;
+  return FP_OK;
 }
 
-fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
-                               uint64_t eager_peak, uint64_t peak_cap,
-                               fp_metrics *m) {
-  fp_plan *p = fp_plan_create(), *best = NULL;
-  if (!p)
-    return NULL;
-  if (prm->warm_start)
-    offer(g, prm, eager_peak, prm->warm_start, &best, m);
-  for (int32_t i = 0; i < prm->n_starts; i++)
-    offer(g, prm, eager_peak, prm->starts[i], &best, m);
-  for (int k = 0; k < FP_METHOD_COUNT_; k++) {
+fp_status solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                                uint64_t eager_peak, uint64_t peak_cap,
+                                fp_plan **best, fp_metrics *m, fp_error *err) {
+  fp_plan *p = fp_plan_create();
+  fp_status st = p ? FP_OK : FP_ENOMEM;
+  *best = NULL;
+  if (st == FP_OK && prm->warm_start)
+    st = offer(g, prm, eager_peak, prm->warm_start, best, m);
+  for (int32_t i = 0; st == FP_OK && i < prm->n_starts; i++)
+    st = offer(g, prm, eager_peak, prm->starts[i], best, m);
+  for (int k = 0; st == FP_OK && k < FP_METHOD_COUNT_; k++) {
     fp_fusion_params fp;
     fp_fusion_params_init(&fp, (fp_method)k);
     fp.order = FP_ORDER_BEST;
     fp.max_fusion_size = prm->max_fusion_size;
     fp.peak_limit = peak_cap == FP_NO_LIMIT ? 0 : peak_cap;
-    if (fp_fuse(g, &fp, p, NULL) != FP_OK)
-      continue;
-    offer(g, prm, eager_peak, p, &best, m);
+    fp_status fs = fp_fuse(g, &fp, p, NULL);
+    if (fs == FP_OK)
+      st = offer(g, prm, eager_peak, p, best, m);
+    else if (fs == FP_ENOMEM)
+      st = FP_ENOMEM;
     /* Inductor's own reorder of greedy's groups: its order can meet a peak
      * limit that `best` misses (issue 12). */
-    if (k == FP_METHOD_GREEDY &&
-        fp_plan_reorder(g, p, FP_ORDER_INDUCTOR, NULL, NULL) == FP_OK)
-      offer(g, prm, eager_peak, p, &best, m);
+    if (st == FP_OK && fs == FP_OK && k == FP_METHOD_GREEDY) {
+      fs = fp_plan_reorder(g, p, FP_ORDER_INDUCTOR, NULL, NULL);
+      if (fs == FP_OK)
+        st = offer(g, prm, eager_peak, p, best, m);
+      else if (fs == FP_ENOMEM)
+        st = FP_ENOMEM;
+    }
   }
   fp_plan_destroy(p);
-  return best;
+  if (st != FP_OK) {
+    fp_plan_destroy(*best);
+    *best = NULL;
+    return fp_error_set(err, st, "out of memory");
+  }
+  return FP_OK;
 }
 
 /* Smallest peak the heuristics know (for messages about infeasible

@@ -18,11 +18,12 @@ fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err);
 
 /* The best plan, for prm's objective, among prm->warm_start and every
  * heuristic method with the best order (greedy-peak under peak_cap),
- * keeping only plans that meet prm's limits; its metrics in *m.  NULL
- * when none meets them (or out of memory). */
-fp_plan *solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
-                               uint64_t eager_peak, uint64_t peak_cap,
-                               fp_metrics *m);
+ * keeping only plans that meet prm's limits: into *best (the caller
+ * destroys it; NULL when none meets them), its metrics in *m.  FP_OK, or
+ * FP_ENOMEM (then *best is NULL). */
+fp_status solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
+                                uint64_t eager_peak, uint64_t peak_cap,
+                                fp_plan **best, fp_metrics *m, fp_error *err);
 
 /* Whether metrics a beat b lexicographically: a lower objective; then,
  * at the same objective, less of the other figure (peak for objective

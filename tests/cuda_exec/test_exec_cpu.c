@@ -322,6 +322,47 @@ START_TEST(empty_graph) {
 }
 END_TEST
 
+/* Runs p three times (seeds 1, 1, 2): the check passes each time and the
+ * outputs are a function of the seed (issue 15, item 7: an input that is
+ * an output of a graph without nodes was never filled). */
+static void outputs_follow_seed(const fp_graph *g, const fp_plan *p,
+                                const char *what) {
+  fp_exec_params prm;
+  fp_exec_report r[3];
+  fp_exec_params_init(&prm);
+  for (int i = 0; i < 3; i++) {
+    prm.seed = i < 2 ? 1 : 2;
+    ck_assert_int_eq(fp_exec_run(g, p, &prm, &r[i], NULL), FP_OK);
+    ck_assert_msg(r[i].check == FP_CHECK_PASS, "%s: run %d: check failed", what,
+                  i);
+  }
+  ck_assert_msg(r[0].output_digest == r[1].output_digest,
+                "%s: same seed, other outputs", what);
+  ck_assert_msg(r[0].output_digest != r[2].output_digest,
+                "%s: other seed, same outputs", what);
+  for (int i = 0; i < 3; i++)
+    fp_exec_report_free(&r[i]);
+}
+
+/* 0 nodes with an input that is an output, and 1 node: deterministic. */
+START_TEST(zero_and_one_node) {
+  fp_graph *g = tu_graph("{'format': 'fuseplan.graph', 'version': 1,"
+                         " 'buffers': [{'name': 'o', 'bytes': 4000, 'input': "
+                         "true, 'freeable': true}], 'nodes': [], 'outputs': "
+                         "['o']}");
+  fp_plan *p = fp_plan_create();
+  outputs_follow_seed(g, p, "0 nodes");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  g = tu_chain_graph(1, 4000);
+  p = fp_plan_create();
+  ck_assert(fp_plan_make_eager(p, g, NULL) == FP_OK);
+  outputs_follow_seed(g, p, "1 node");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* Illegal plans, bad parameters, limits: an error status and message. */
 START_TEST(bad_inputs) {
   fp_graph *g = tu_graph(tu_chain3_json);
@@ -492,6 +533,7 @@ int main(void) {
   tcase_add_test(tc, seed_changes_outputs);
   tcase_add_test(tc, repeat_and_times);
   tcase_add_test(tc, empty_graph);
+  tcase_add_test(tc, zero_and_one_node);
   tcase_add_test(tc, bad_inputs);
   tcase_add_test(tc, cuda_unavailable_is_clean);
   return tu_run(s);
