@@ -1,0 +1,1 @@
+"""fuseplan_inductor"""
