@@ -32,7 +32,8 @@ import sys
 import tempfile
 import time
 
-from . import prefusion
+from . import prefusion, record
+from .files import dump, load  # noqa: F401 (load: re-exported)
 from .models import ModelError, build_model
 from .versions import check_torch
 
@@ -53,6 +54,8 @@ class Capture:
         self.graph = None  # fuseplan graph dict
         self.groups = None  # Inductor's plan, exported node names
         self.candidate_verdicts = None
+        self.output_strides = []
+        self.emitted = None  # the kernels Inductor's code generation emits
         self.meta = {}
         self.t0 = time.time()
 
@@ -77,6 +80,7 @@ def _capturing(state):
     from torch._inductor import scheduler as S
     from torch._inductor.compile_fx import compile_fx, compile_fx_inner
     from torch._inductor.output_code import OutputCode
+    from torch._inductor.utils import set_tracing_context_output_strides
     from torch._inductor.virtualized import V
 
     def pre_fusion(nodes):
@@ -97,18 +101,34 @@ def _capturing(state):
     def codegen(self):
         cap = state["current"]
         _capture_plan(cap, self)
+        cap.output_strides = _output_strides()
+        # generate the code (nothing is compiled): the kernels Inductor
+        # really emits, which may split a scheduler group (C++ outer-loop
+        # fusion falls back to one loop nest per member when it cannot merge
+        # the loops)
+        with record.kernels() as rec:
+            orig_codegen(self)
+        cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
         raise _Abort()
 
     class ShapeOnly(OutputCode):
         """Stand-in for the compiled graph: uninitialised outputs of the right
         shapes and strides, so the training step proceeds without compute."""
 
-        def __init__(self, gm):
+        def __init__(self, gm, output_strides):
             self.gm = gm
+            self.output_strides = output_strides
             self._boxed_call = True
+            self._posted = False
 
-        def post_compile(self, *args, **kwargs):
-            pass
+        def post_compile(self, example_inputs, *args, **kwargs):
+            # as CompiledFxGraph.post_compile does: AOTAutograd compiles the
+            # backward for the forward's actual output strides (else it
+            # assumes contiguous saved tensors and the backward graph gains
+            # copies: the channels-last ones of a conv net, for example)
+            if not self._posted:
+                self._posted = True
+                set_tracing_context_output_strides(example_inputs, self)
 
         def set_triton_bundle(self, *args, **kwargs):
             pass
@@ -116,10 +136,12 @@ def _capturing(state):
         def __call__(self, inputs):
             out = next(iter(self.gm.graph.find_nodes(op="output"))).args[0]
             res = []
-            for o in out:
+            for i, o in enumerate(out):
                 v = o.meta.get("val") if isinstance(o, torch.fx.Node) else None
                 if isinstance(v, torch.Tensor):
-                    res.append(torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device))
+                    st = self.output_strides[i] if i < len(self.output_strides) else None
+                    st = tuple(int(x) for x in st) if st is not None else v.stride()
+                    res.append(torch.empty_strided(v.shape, st, dtype=v.dtype, device=v.device))
                 else:
                     res.append(v if not isinstance(o, torch.fx.Node) else None)
             return res
@@ -136,7 +158,9 @@ def _capturing(state):
             del e
         cap.meta["export_seconds"] = round(time.time() - cap.t0, 1)
         state["captures"].append(cap)
-        return ShapeOnly(gm)
+        out = ShapeOnly(gm, cap.output_strides)
+        out.post_compile(example_inputs)
+        return out
 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=inner)
@@ -152,7 +176,8 @@ def _capturing(state):
     S.Scheduler.fuse_nodes = fuse_nodes
     S.Scheduler.codegen = codegen
     try:
-        with ic.patch(patches), torch._functorch.config.patch(enable_autograd_cache=False):
+        with ic.patch(patches), torch._functorch.config.patch(enable_autograd_cache=False), \
+                record.hooks():
             yield backend
     finally:
         S.Scheduler.fuse_nodes = orig_fuse_nodes
@@ -198,6 +223,23 @@ def _candidate_verdicts(sched, cap):
             ok = bool(sched.can_fuse(a, b))
         verdict[(u, v)] = ok
     return verdict
+
+
+def _output_strides():
+    """The graph's output strides as Inductor's compile_fx records them
+    (strings of sympy expressions; None for non-tensors)."""
+    from torch._inductor.ir import IRNode
+    from torch.fx.experimental.symbolic_shapes import SymExprPrinter
+    from torch._inductor.virtualized import V
+
+    p = SymExprPrinter()
+    out = []
+    for o in V.graph.graph_outputs or []:
+        if isinstance(o, IRNode) and o.has_tensor_output():
+            out.append(tuple(p.doprint(s) for s in o.get_layout().stride))
+        else:
+            out.append(None)
+    return out
 
 
 def _capture_plan(cap, sched):
@@ -319,6 +361,21 @@ def _compatible(a, b):
     return False
 
 
+def _codegen_splits(groups, emitted):
+    """The scheduler groups that code generation emitted as several
+    kernels, each as its list of emitted parts."""
+    kernel_of = {}
+    for k, members in enumerate(emitted):
+        for n in members:
+            kernel_of[n] = k
+    splits = []
+    for grp in groups:
+        ks = sorted({kernel_of.get(n, -1) for n in grp})
+        if len(ks) > 1:
+            splits.append([[n for n in grp if kernel_of.get(n, -1) == k] for k in ks])
+    return splits
+
+
 def _finish(cap, name, model, batch, torch_version, extra):
     g = cap.graph
     g["name"] = f"{name}.{cap.which}"
@@ -356,6 +413,9 @@ def _finish(cap, name, model, batch, torch_version, extra):
         if _compatible(byname[u], byname[v]):
             unf.append([u, v])
     g["unfusible"] = unf
+    splits = _codegen_splits(cap.groups, cap.emitted)
+    cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
+    cap.meta["inductor_codegen_splits"] = splits
     g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     n_kinds = {}
     for nd in g["nodes"]:
@@ -388,34 +448,6 @@ def _finish(cap, name, model, batch, torch_version, extra):
         "solver": {"method": "inductor", "status": "heuristic"},
     }
     return g, plan
-
-
-def dump(obj, path):
-    """Writes a JSON document atomically (a temporary file in the same
-    directory, renamed over PATH), gzip-compressed when PATH ends in .gz."""
-    text = json.dumps(obj, separators=(",", ":")).encode()
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
-                               dir=os.path.dirname(path) or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if path.endswith(".gz"):
-                with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as z:
-                    z.write(text)
-            else:
-                f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def load(path):
-    """Reads a JSON document, gzip-compressed or not (by content)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return json.loads(data)
 
 
 class Exported:

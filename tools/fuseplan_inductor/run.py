@@ -1,0 +1,276 @@
+"""python -m fuseplan_inductor run MODEL --batch B: the whole loop.
+
+export (the pre-fusion graphs and Inductor's plans of one training step) ->
+fuseplan solve (auto, under the budget) -> compile with the plans -> measure
+eager, Inductor's own plan and fuseplan's plan side by side.
+
+Exit codes: 0 done, every check passed; 1 done, but outputs differ from
+eager or the kernels differ from a plan; 2 usage or environment (bad
+MODEL, unsupported torch, no fuseplan binary, a failed solve); 3 a plan
+cannot be applied (foreign or stale plan, a group Inductor refuses).
+"""
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import measure
+from .apply import PlanError, observe, plan_error, plans
+from .export import export_model
+from .files import dump, load
+from .models import ModelError, build_model
+from .versions import UnsupportedTorchError, check_torch
+
+
+class LoopError(RuntimeError):
+    """An environment or tool failure of the loop (exit code 2)."""
+
+
+def find_fuseplan(path=None):
+    """The fuseplan binary: PATH, else $FUSEPLAN, else `fuseplan` on the
+    PATH, else the repository's build/fuseplan.  Raises LoopError."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands = [path] if path else [os.environ.get("FUSEPLAN"), shutil.which("fuseplan"),
+                                 os.path.join(here, "..", "..", "build", "fuseplan")]
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise LoopError(f"fuseplan binary not found ({path or 'FUSEPLAN, PATH, build/fuseplan'}): "
+                    f"build it (./dev.sh build) or pass --fuseplan PATH")
+
+
+def _fp(fuseplan, *args):
+    p = subprocess.run([fuseplan, *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise LoopError(f"fuseplan {' '.join(args)}: exit {p.returncode}: "
+                        f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}")
+    return p.stdout
+
+
+def _evaluate(fuseplan, graph_path, plan_path):
+    return json.loads(_fp(fuseplan, "eval", "--json", graph_path, plan_path))
+
+
+def solve(fuseplan, ex, plan_dir, budget, time_limit):
+    """Solves one exported graph into PLAN_DIR.  The pairs of a group that
+    Inductor's code generation split (meta.inductor_codegen_splits) are added
+    to the graph's unfusible pairs first, so that the plan does not ask for a
+    kernel Inductor would not emit.  Returns (graph path, plan path)."""
+    g = copy.deepcopy(ex.graph)
+    extra = []
+    for parts in g["meta"].get("inductor_codegen_splits", []):
+        for i, a in enumerate(parts):
+            for b in parts[i + 1:]:
+                extra += [[u, v] for u in a for v in b]
+    g["unfusible"] = g["unfusible"] + extra
+    gp = os.path.join(plan_dir, f"{g['name']}.json")
+    pp = os.path.join(plan_dir, f"{g['name']}.plan.json")
+    dump(g, gp)
+    args = ["solve", gp, "--method", "auto", "--time-limit", str(time_limit), "-o", pp]
+    if budget:
+        args += ["--peak-limit", budget]
+    _fp(fuseplan, *args)
+    plan = load(pp)
+    plan["fingerprint"] = g["meta"]["fingerprint"]
+    dump(plan, pp)
+    return gp, pp
+
+
+def _groups_key(groups):
+    return [frozenset(x) for x in groups]
+
+
+def _measure_method(method, model0, inputs, loss_fn, device, steps, ctx):
+    """Compiles (unless eager) a fresh copy of MODEL0 and measures it.
+    Returns (snapshot, step seconds, step peak, graph peaks, reports)."""
+    import torch
+
+    model = copy.deepcopy(model0).to(device)
+    model.train()
+    torch._dynamo.reset()
+    fn = model if method == "eager" else torch.compile(model, dynamic=False)
+    step = measure.make_step(fn, model, inputs, loss_fn)
+    with ctx() as ps:
+        snap = measure.snapshot(model, step())  # compiles both graphs
+        seconds = measure.time_step(step, device, steps=steps)
+        peak, graph_peaks = measure.measure_peak(step, model, inputs, device)
+    return snap, seconds, peak, graph_peaks, (ps.reports if ps is not None else [])
+
+
+def _null_ctx():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def loop(args, out=sys.stdout):
+    """Runs the loop; returns (rows, exit code)."""
+    import torch
+
+    check_torch()
+    fuseplan = find_fuseplan(args.fuseplan)
+    model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+    device = args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        raise LoopError("--device cuda: no CUDA device")
+    work = args.work or tempfile.mkdtemp(prefix="fuseplan-loop.")
+    exp_dir, plan_dir = os.path.join(work, "export"), os.path.join(work, "plans")
+    os.makedirs(plan_dir, exist_ok=True)
+    inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
+    model = model.to(device)
+    name = args.model.replace(":", ".").replace("/", ".")
+    exported = export_model(copy.deepcopy(model), inputs, loss_fn, name=name,
+                            model_label=args.model, batch=args.batch, out=exp_dir, ext=".json")
+    solved = {}
+    for ex in exported:
+        solved[ex.which] = (ex, *solve(fuseplan, ex, plan_dir, args.budget, args.time_limit))
+    apply_dir = args.plans or plan_dir
+
+    figures = {m: [] for m in ("eager", "inductor", "fuseplan")}
+    changed = 0
+    for which, (ex, gp, pp) in solved.items():
+        e = _evaluate(fuseplan, ex.graph_path, ex.plan_path)
+        f = _evaluate(fuseplan, gp, pp)
+        figures["eager"].append(e["eager"])
+        figures["inductor"].append(e)
+        figures["fuseplan"].append(f)
+        fgroups = load(pp)["groups"]
+        changed += sum(1 for g in _groups_key(fgroups) if g not in set(_groups_key(ex.plan["groups"])))
+    ind_plans = {ex.graph["meta"]["fingerprint"]: ex.plan["groups"] for ex, _, _ in solved.values()}
+
+    rows, ref = [], None
+    for method in ("eager", "inductor", "fuseplan"):
+        if method == "eager":
+            ctx = _null_ctx
+        elif method == "inductor":
+            ctx = observe
+        else:
+            def ctx():
+                return plans(apply_dir, verify="report")
+        snap, seconds, peak, graph_peaks, reports = _measure_method(
+            method, model, inputs, loss_fn, device, args.steps, ctx)
+        if method == "eager":
+            ref = snap
+        ok, diff = measure.compare(ref, snap)
+        if method == "eager":
+            match = None
+            kernels = sum(f["kernels"] for f in figures["eager"])
+        else:
+            kernels = sum(len(r.emitted or []) for r in reports)
+            if method == "inductor":
+                match = all(r.emitted is not None and
+                            _groups_key(r.emitted) == _groups_key(ind_plans.get(r.fingerprint, []))
+                            for r in reports) and bool(reports)
+            else:
+                match = all(r.kernels_match_plan for r in reports) and bool(reports)
+        fig = figures[method]
+        row = {
+            "model": args.model, "batch": args.batch, "device": device, "method": method,
+            "kernels": kernels, "kernels_match_plan": match, "outputs_match": ok,
+            "max_abs_diff" if ok else "outputs_diff": diff,
+            "predicted_traffic_bytes": sum(x["traffic_bytes"] for x in fig),
+            "predicted_peak_bytes": max(x["peak_bytes"] for x in fig),
+            "measured_peak_bytes": peak,
+            "step_time_s": seconds,
+            "graphs": [],
+        }
+        for i, (which, (ex, gp, pp)) in enumerate(solved.items()):
+            gr = {"graph": ex.graph["name"], "predicted_peak_bytes": fig[i]["peak_bytes"],
+                  "predicted_traffic_bytes": fig[i]["traffic_bytes"],
+                  "planned_kernels": fig[i]["kernels"]}
+            if method != "eager" and i < len(reports):
+                gr["kernels"] = len(reports[i].emitted or [])
+                if i < len(graph_peaks):
+                    gr["measured_peak_bytes"] = graph_peaks[i]
+            row["graphs"].append(gr)
+        if method == "fuseplan":
+            row["groups_not_in_inductor_plan"] = changed
+        rows.append(row)
+    code = 0 if all(r["outputs_match"] and r["kernels_match_plan"] is not False
+                    for r in rows) else 1
+    return rows, code
+
+
+def _mib(b):
+    return f"{b / 2**20:.2f}"
+
+
+def print_table(rows, out=sys.stdout):
+    eager_t = rows[0]["step_time_s"]
+    print(f"{rows[0]['model']}, batch {rows[0]['batch']}, {rows[0]['device']} "
+          f"(bytes in MiB; peak ratio = measured / predicted)", file=out)
+    print(f"{'method':<9} {'kernels':>7} {'match':>5} {'outputs':>7} {'traffic':>9} "
+          f"{'pred.peak':>9} {'meas.peak':>9} {'ratio':>5} {'step s':>8} {'vs eager':>8}", file=out)
+    for r in rows:
+        m = {None: "-", True: "yes", False: "NO"}[r["kernels_match_plan"]]
+        print(f"{r['method']:<9} {r['kernels']:>7} {m:>5} "
+              f"{'ok' if r['outputs_match'] else 'DIFF':>7} "
+              f"{_mib(r['predicted_traffic_bytes']):>9} {_mib(r['predicted_peak_bytes']):>9} "
+              f"{_mib(r['measured_peak_bytes']):>9} "
+              f"{r['measured_peak_bytes'] / max(1, r['predicted_peak_bytes']):>5.2f} "
+              f"{r['step_time_s']:>8.4f} {r['step_time_s'] / eager_t:>8.2f}", file=out)
+    f = rows[-1]
+    print(f"fuseplan's plans: {f['groups_not_in_inductor_plan']} groups not in Inductor's plans",
+          file=out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="python -m fuseplan_inductor",
+        description="Export a model's Inductor graphs, plan them with fuseplan, compile "
+        "the model with the plans and measure it against eager and Inductor's own plans. "
+        "See docs/inductor.md.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="the whole loop on one model")
+    r.add_argument("model", help="a timm model name, gpt2 / gpt2-L<n>, tiny, or "
+                   "module:callable (a function of the batch size returning "
+                   "(model, example_inputs[, loss_fn]))")
+    r.add_argument("--batch", type=int, required=True, help="batch size")
+    r.add_argument("--seq", type=int, default=512, help="sequence length for gpt2 (default 512)")
+    r.add_argument("--budget", help="fuseplan's peak limit: eager (the default of "
+                   "fuseplan solve), N%% of the eager peak, or BYTES")
+    r.add_argument("--time-limit", type=float, default=10.0,
+                   help="seconds for each fuseplan solve (default 10)")
+    r.add_argument("--fuseplan", help="the fuseplan binary (default: $FUSEPLAN, PATH, "
+                   "build/fuseplan)")
+    r.add_argument("--plans", help="apply the plans of this directory instead of solving")
+    r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
+    r.add_argument("--work", help="keep the exported graphs and plans in this directory")
+    r.add_argument("--json", action="store_true", help="one JSON object per method, one a line")
+    e = sub.add_parser("export", help="the exporter (same as tools/export_inductor.py)",
+                       add_help=False)
+    e.add_argument("rest", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    if args.cmd == "export":
+        from .export import main as export_main
+
+        return export_main(args.rest)
+    try:
+        import torch
+
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        rows, code = loop(args)
+    except (LoopError, ModelError, UnsupportedTorchError) as e:
+        print(f"fuseplan_inductor: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 (torch wraps what the plans raise)
+        pe = plan_error(e)
+        if pe is None:
+            raise
+        print(f"fuseplan_inductor: {type(pe).__name__}: {pe}", file=sys.stderr)
+        return 3
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        print_table(rows)
+    return code
+
+
+__all__ = ["main", "loop", "find_fuseplan", "LoopError", "PlanError"]
