@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 from . import measure
-from .apply import PlanError, observe, plan_error, plans
+from .apply import GraphReport, PlanError, PlanSet, observe, plan_error, plans
 from .export import export_model
 from .files import dump, load
 from .models import ModelError, build_model
@@ -81,6 +81,17 @@ def solve(fuseplan, ex, plan_dir, budget, time_limit):
     return gp, pp
 
 
+def emitted_plan(ex):
+    """Inductor's plan as its code generation emits it: the scheduler's
+    groups, with each group that code generation split
+    (meta.inductor_codegen_splits) replaced by its parts."""
+    parts = {frozenset(sum(p, [])): p for p in ex.graph["meta"].get("inductor_codegen_splits", [])}
+    groups = []
+    for g in ex.plan["groups"]:
+        groups.extend(parts.get(frozenset(g), [g]))
+    return dict(ex.plan, groups=groups)
+
+
 def _groups_key(groups):
     return [frozenset(x) for x in groups]
 
@@ -130,18 +141,28 @@ def loop(args, out=sys.stdout):
     for ex in exported:
         solved[ex.which] = (ex, *solve(fuseplan, ex, plan_dir, args.budget, args.time_limit))
     apply_dir = args.plans or plan_dir
+    if args.plans:
+        # the plans must fit these graphs: fail before compiling anything
+        given = PlanSet(args.plans)
+        for ex in exported:
+            given.lookup(GraphReport(ex.which, ex.graph["meta"]["fingerprint"],
+                                     [n["name"] for n in ex.graph["nodes"]]))
 
     figures = {m: [] for m in ("eager", "inductor", "fuseplan")}
     changed = 0
+    ind_plans = {}
     for which, (ex, gp, pp) in solved.items():
-        e = _evaluate(fuseplan, ex.graph_path, ex.plan_path)
+        ip = os.path.join(exp_dir, f"{ex.graph['name']}.inductor-emitted.plan.json")
+        dump(emitted_plan(ex), ip)
+        ind_plans[ex.graph["meta"]["fingerprint"]] = load(ip)["groups"]
+        e = _evaluate(fuseplan, gp, ip)
         f = _evaluate(fuseplan, gp, pp)
         figures["eager"].append(e["eager"])
         figures["inductor"].append(e)
         figures["fuseplan"].append(f)
         fgroups = load(pp)["groups"]
-        changed += sum(1 for g in _groups_key(fgroups) if g not in set(_groups_key(ex.plan["groups"])))
-    ind_plans = {ex.graph["meta"]["fingerprint"]: ex.plan["groups"] for ex, _, _ in solved.values()}
+        inductor = set(_groups_key(ind_plans[ex.graph["meta"]["fingerprint"]]))
+        changed += sum(1 for g in _groups_key(fgroups) if g not in inductor)
 
     rows, ref = [], None
     for method in ("eager", "inductor", "fuseplan"):
@@ -259,6 +280,9 @@ def main(argv=None):
     except (LoopError, ModelError, UnsupportedTorchError) as e:
         print(f"fuseplan_inductor: {e}", file=sys.stderr)
         return 2
+    except PlanError as e:
+        print(f"fuseplan_inductor: {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
     except Exception as e:  # noqa: BLE001 (torch wraps what the plans raise)
         pe = plan_error(e)
         if pe is None:
