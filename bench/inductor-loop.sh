@@ -10,9 +10,9 @@
 #                               one the section says so and exits 0
 #              FP_LOOP_MODELS   models (default: resnet50 mobilenetv3_large_100
 #                               deit_small_patch16_224 convnext_tiny)
-#              FP_LOOP_BATCH    batch size (default 8)
-#              FP_LOOP_S        seconds per fuseplan solve (default 20)
-#              FP_LOOP_STEPS    timed steps per method (default 3)
+#              FP_LOOP_BATCH    batch size (default 2)
+#              FP_LOOP_S        seconds per fuseplan solve (default 10)
+#              FP_LOOP_STEPS    timed steps per method (default 2)
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 fp=${1:-}
@@ -31,9 +31,9 @@ if [ -z "$py" ] || ! "$py" -c 'import fuseplan_inductor, torch' >/dev/null 2>&1;
   exit 0
 fi
 models=${FP_LOOP_MODELS:-resnet50 mobilenetv3_large_100 deit_small_patch16_224 convnext_tiny}
-batch=${FP_LOOP_BATCH:-8}
-secs=${FP_LOOP_S:-20}
-steps=${FP_LOOP_STEPS:-3}
+batch=${FP_LOOP_BATCH:-2}
+secs=${FP_LOOP_S:-10}
+steps=${FP_LOOP_STEPS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fp=$(cd "$(dirname "$fp")" && pwd)/$(basename "$fp")

@@ -387,16 +387,6 @@ def _make_choices(base):
     return FuseplanChoices()
 
 
-@contextlib.contextmanager
-def _patched(obj, name, wrap):
-    orig = getattr(obj, name)
-    setattr(obj, name, wrap(orig))
-    try:
-        yield
-    finally:
-        setattr(obj, name, orig)
-
-
 def _wrap_init(orig):
     def _init(self, *args, **kwargs):
         import torch._inductor.config as ic
@@ -451,11 +441,27 @@ def _hooks():
         }))
         st.enter_context(torch._functorch.config.patch(enable_autograd_cache=False))
         st.enter_context(V.set_choices_handler(_make_choices(V.choices)))
-        st.enter_context(_patched(S.Scheduler, "_init", _wrap_init))
-        st.enter_context(_patched(S.Scheduler, "codegen", _wrap_codegen))
-        st.enter_context(_patched(S.WhyNoFuse, "__call__", _wrap_why))
+        st.enter_context(record.patched(S.Scheduler, "_init", _wrap_init))
+        st.enter_context(record.patched(S.Scheduler, "codegen", _wrap_codegen))
+        st.enter_context(record.patched(S.WhyNoFuse, "__call__", _wrap_why))
         st.enter_context(record.hooks())
         yield
+
+
+@contextlib.contextmanager
+def _active(ps):
+    """Makes PS the innermost active PlanSet; the hooks are installed by
+    the outermost one."""
+    outer = bool(_ACTIVE)
+    _ACTIVE.append(ps)
+    try:
+        if outer:
+            yield ps
+        else:
+            with _hooks():
+                yield ps
+    finally:
+        _ACTIVE.remove(ps)
 
 
 @contextlib.contextmanager
@@ -478,17 +484,8 @@ def plans(plan_dir=None, *, on_missing="error", verify="error"):
         plan_dir = os.environ.get("FUSEPLAN_PLANS")
         if not plan_dir:
             raise PlanDirError("no plan directory: pass one or set FUSEPLAN_PLANS")
-    ps = PlanSet(plan_dir, on_missing, verify)
-    outer = bool(_ACTIVE)
-    _ACTIVE.append(ps)
-    try:
-        if outer:
-            yield ps
-        else:
-            with _hooks():
-                yield ps
-    finally:
-        _ACTIVE.remove(ps)
+    with _active(PlanSet(plan_dir, on_missing, verify)) as ps:
+        yield ps
 
 
 @contextlib.contextmanager
@@ -506,17 +503,8 @@ def observe():
             return None
 
     check_torch()
-    ps = _Observer()
-    outer = bool(_ACTIVE)
-    _ACTIVE.append(ps)
-    try:
-        if outer:
-            yield ps
-        else:
-            with _hooks():
-                yield ps
-    finally:
-        _ACTIVE.remove(ps)
+    with _active(_Observer()) as ps:
+        yield ps
 
 
 def plan_error(exc):

@@ -25,15 +25,12 @@ Needs torch (and timm for timm models); not part of the C build.
 
 import argparse
 import contextlib
-import gzip
-import json
 import os
 import sys
-import tempfile
 import time
 
 from . import prefusion, record
-from .files import dump, load  # noqa: F401 (load: re-exported)
+from .files import dump
 from .models import ModelError, build_model
 from .versions import check_torch
 
@@ -106,9 +103,12 @@ def _capturing(state):
         # really emits, which may split a scheduler group (C++ outer-loop
         # fusion falls back to one loop nest per member when it cannot merge
         # the loops)
-        with record.kernels() as rec:
-            orig_codegen(self)
-        cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
+        try:
+            with record.kernels() as rec:
+                orig_codegen(self)
+            cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
+        except Exception as e:  # noqa: BLE001 (e.g. the triton scheduling without triton)
+            cap.meta["inductor_codegen_error"] = f"{type(e).__name__}: {e}"[:200]
         raise _Abort()
 
     class ShapeOnly(OutputCode):
@@ -413,9 +413,9 @@ def _finish(cap, name, model, batch, torch_version, extra):
         if _compatible(byname[u], byname[v]):
             unf.append([u, v])
     g["unfusible"] = unf
-    splits = _codegen_splits(cap.groups, cap.emitted)
-    cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
-    cap.meta["inductor_codegen_splits"] = splits
+    if cap.emitted is not None:
+        cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
+        cap.meta["inductor_codegen_splits"] = _codegen_splits(cap.groups, cap.emitted)
     g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     n_kinds = {}
     for nd in g["nodes"]:

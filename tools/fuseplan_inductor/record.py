@@ -30,7 +30,8 @@ def kernels():
 
 
 @contextlib.contextmanager
-def _patched(obj, name, wrap):
+def patched(obj, name, wrap):
+    """Replaces OBJ.NAME by wrap(OBJ.NAME) for the duration of the block."""
     orig = getattr(obj, name)
     setattr(obj, name, wrap(orig))
     try:
@@ -70,14 +71,14 @@ def hooks():
     from torch._inductor.codegen import cpp
 
     with contextlib.ExitStack() as st:
-        st.enter_context(_patched(S.Scheduler, "codegen_extern_call", _wrap_extern))
-        st.enter_context(_patched(cpp.KernelGroup, "finalize_kernel", _wrap_finalize))
+        st.enter_context(patched(S.Scheduler, "codegen_extern_call", _wrap_extern))
+        st.enter_context(patched(cpp.KernelGroup, "finalize_kernel", _wrap_finalize))
         try:
             from torch._inductor.codegen.triton import TritonScheduling
         except ImportError:  # no triton: nothing to record there
             TritonScheduling = None
         if TritonScheduling is not None:
-            st.enter_context(_patched(TritonScheduling, "define_kernel", _wrap_define_kernel))
+            st.enter_context(patched(TritonScheduling, "define_kernel", _wrap_define_kernel))
         yield
 
 

@@ -119,99 +119,119 @@ def _null_ctx():
     return contextlib.nullcontext()
 
 
-def loop(args, out=sys.stdout):
-    """Runs the loop; returns (rows, exit code)."""
+class _Graph:
+    """One exported graph through the loop: its files and predicted figures."""
+
+    def __init__(self, ex, graph_path, plan_path, inductor_groups):
+        self.ex, self.graph_path, self.plan_path = ex, graph_path, plan_path
+        self.fingerprint = ex.graph["meta"]["fingerprint"]
+        self.inductor_groups = inductor_groups  # Inductor's plan as emitted
+        self.figures = {}  # method -> fuseplan eval figures
+
+
+def _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given):
+    """Solves every exported graph (or takes the plan of GIVEN, a dict
+    fingerprint -> plan path) and evaluates the three methods' plans;
+    returns the list of _Graph."""
+    graphs = []
+    for ex in exported:
+        if given:
+            gp, pp = ex.graph_path, given[ex.graph["meta"]["fingerprint"]]
+        else:
+            gp, pp = solve(fuseplan, ex, plan_dir, args.budget, args.time_limit)
+        ip = os.path.join(exp_dir, f"{ex.graph['name']}.inductor-emitted.plan.json")
+        dump(emitted_plan(ex), ip)
+        g = _Graph(ex, gp, pp, load(ip)["groups"])
+        e = _evaluate(fuseplan, gp, ip)
+        g.figures = {"eager": e["eager"], "inductor": e, "fuseplan": _evaluate(fuseplan, gp, pp)}
+        graphs.append(g)
+    return graphs
+
+
+def _check_given(plan_dir, exported):
+    """{fingerprint: plan path} of PLAN_DIR for the exported graphs;
+    raises NoPlanError before anything is compiled when one has no plan."""
+    given = PlanSet(plan_dir)
+    out = {}
+    for ex in exported:
+        fp = ex.graph["meta"]["fingerprint"]
+        out[fp] = given.lookup(GraphReport(ex.which, fp, [n["name"] for n in ex.graph["nodes"]])).path
+    return out
+
+
+def _kernels_match(method, graphs, reports):
+    if method == "eager":
+        return None
+    if not reports:
+        return False
+    if method == "fuseplan":
+        return all(r.kernels_match_plan for r in reports)
+    want = {g.fingerprint: _groups_key(g.inductor_groups) for g in graphs}
+    return all(r.emitted is not None and _groups_key(r.emitted) == want.get(r.fingerprint)
+               for r in reports)
+
+
+def _row(args, method, graphs, measured, ref):
+    """The JSON object of one method."""
+    snap, seconds, peak, graph_peaks, reports = measured
+    ok, diff = measure.compare(ref, snap)
+    figs = [g.figures[method] for g in graphs]
+    row = {
+        "model": args.model, "batch": args.batch, "device": args.device, "method": method,
+        "kernels": (sum(f["kernels"] for f in figs) if method == "eager"
+                    else sum(len(r.emitted or []) for r in reports)),
+        "kernels_match_plan": _kernels_match(method, graphs, reports),
+        "outputs_match": ok,
+        "max_abs_diff" if ok else "outputs_diff": diff,
+        "predicted_traffic_bytes": sum(f["traffic_bytes"] for f in figs),
+        "predicted_peak_bytes": max(f["peak_bytes"] for f in figs),
+        "measured_peak_bytes": peak,
+        "step_time_s": seconds,
+        "graphs": [],
+    }
+    for i, (g, f) in enumerate(zip(graphs, figs)):
+        gr = {"graph": g.ex.graph["name"], "predicted_peak_bytes": f["peak_bytes"],
+              "predicted_traffic_bytes": f["traffic_bytes"], "planned_kernels": f["kernels"]}
+        if method != "eager" and i < len(reports):
+            gr["kernels"] = len(reports[i].emitted or [])
+            if i < len(graph_peaks):
+                gr["measured_peak_bytes"] = graph_peaks[i]
+        row["graphs"].append(gr)
+    if method == "fuseplan":
+        row["groups_not_in_inductor_plan"] = sum(
+            1 for g in graphs for grp in _groups_key(load(g.plan_path)["groups"])
+            if grp not in set(_groups_key(g.inductor_groups)))
+    return row
+
+
+def loop(args):
+    """Runs the loop; returns (rows, exit code).  Raises LoopError,
+    ModelError, UnsupportedTorchError, PlanError (and torch's errors, a
+    PlanError inside)."""
     import torch
 
     check_torch()
     fuseplan = find_fuseplan(args.fuseplan)
     model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
-    device = args.device
-    if device == "cuda" and not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         raise LoopError("--device cuda: no CUDA device")
     work = args.work or tempfile.mkdtemp(prefix="fuseplan-loop.")
     exp_dir, plan_dir = os.path.join(work, "export"), os.path.join(work, "plans")
     os.makedirs(plan_dir, exist_ok=True)
-    inputs = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
-    model = model.to(device)
-    name = args.model.replace(":", ".").replace("/", ".")
-    exported = export_model(copy.deepcopy(model), inputs, loss_fn, name=name,
+    inputs = tuple(x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs)
+    model = model.to(args.device)
+    exported = export_model(copy.deepcopy(model), inputs, loss_fn,
+                            name=args.model.replace(":", ".").replace("/", "."),
                             model_label=args.model, batch=args.batch, out=exp_dir, ext=".json")
-    solved = {}
-    for ex in exported:
-        solved[ex.which] = (ex, *solve(fuseplan, ex, plan_dir, args.budget, args.time_limit))
-    apply_dir = args.plans or plan_dir
-    if args.plans:
-        # the plans must fit these graphs: fail before compiling anything
-        given = PlanSet(args.plans)
-        for ex in exported:
-            given.lookup(GraphReport(ex.which, ex.graph["meta"]["fingerprint"],
-                                     [n["name"] for n in ex.graph["nodes"]]))
-
-    figures = {m: [] for m in ("eager", "inductor", "fuseplan")}
-    changed = 0
-    ind_plans = {}
-    for which, (ex, gp, pp) in solved.items():
-        ip = os.path.join(exp_dir, f"{ex.graph['name']}.inductor-emitted.plan.json")
-        dump(emitted_plan(ex), ip)
-        ind_plans[ex.graph["meta"]["fingerprint"]] = load(ip)["groups"]
-        e = _evaluate(fuseplan, gp, ip)
-        f = _evaluate(fuseplan, gp, pp)
-        figures["eager"].append(e["eager"])
-        figures["inductor"].append(e)
-        figures["fuseplan"].append(f)
-        fgroups = load(pp)["groups"]
-        inductor = set(_groups_key(ind_plans[ex.graph["meta"]["fingerprint"]]))
-        changed += sum(1 for g in _groups_key(fgroups) if g not in inductor)
-
+    given = _check_given(args.plans, exported) if args.plans else None
+    graphs = _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given)
+    contexts = {"eager": _null_ctx, "inductor": observe,
+                "fuseplan": lambda: plans(args.plans or plan_dir, verify="report")}
     rows, ref = [], None
-    for method in ("eager", "inductor", "fuseplan"):
-        if method == "eager":
-            ctx = _null_ctx
-        elif method == "inductor":
-            ctx = observe
-        else:
-            def ctx():
-                return plans(apply_dir, verify="report")
-        snap, seconds, peak, graph_peaks, reports = _measure_method(
-            method, model, inputs, loss_fn, device, args.steps, ctx)
-        if method == "eager":
-            ref = snap
-        ok, diff = measure.compare(ref, snap)
-        if method == "eager":
-            match = None
-            kernels = sum(f["kernels"] for f in figures["eager"])
-        else:
-            kernels = sum(len(r.emitted or []) for r in reports)
-            if method == "inductor":
-                match = all(r.emitted is not None and
-                            _groups_key(r.emitted) == _groups_key(ind_plans.get(r.fingerprint, []))
-                            for r in reports) and bool(reports)
-            else:
-                match = all(r.kernels_match_plan for r in reports) and bool(reports)
-        fig = figures[method]
-        row = {
-            "model": args.model, "batch": args.batch, "device": device, "method": method,
-            "kernels": kernels, "kernels_match_plan": match, "outputs_match": ok,
-            "max_abs_diff" if ok else "outputs_diff": diff,
-            "predicted_traffic_bytes": sum(x["traffic_bytes"] for x in fig),
-            "predicted_peak_bytes": max(x["peak_bytes"] for x in fig),
-            "measured_peak_bytes": peak,
-            "step_time_s": seconds,
-            "graphs": [],
-        }
-        for i, (which, (ex, gp, pp)) in enumerate(solved.items()):
-            gr = {"graph": ex.graph["name"], "predicted_peak_bytes": fig[i]["peak_bytes"],
-                  "predicted_traffic_bytes": fig[i]["traffic_bytes"],
-                  "planned_kernels": fig[i]["kernels"]}
-            if method != "eager" and i < len(reports):
-                gr["kernels"] = len(reports[i].emitted or [])
-                if i < len(graph_peaks):
-                    gr["measured_peak_bytes"] = graph_peaks[i]
-            row["graphs"].append(gr)
-        if method == "fuseplan":
-            row["groups_not_in_inductor_plan"] = changed
-        rows.append(row)
+    for method, ctx in contexts.items():
+        measured = _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
+        ref = ref or measured[0]
+        rows.append(_row(args, method, graphs, measured, ref))
     code = 0 if all(r["outputs_match"] and r["kernels_match_plan"] is not False
                     for r in rows) else 1
     return rows, code
