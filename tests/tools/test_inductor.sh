@@ -61,11 +61,6 @@ for m in tiny test_resnet; do
   t_exit 0 || { cat "$T_ERR"; continue; }
   cp "$T_OUT" "$T_TMP/$m.rows"
   t_true "the rows of $m" check_rows "$T_TMP/$m.rows" "$m"
-  "$PY" - "$T_TMP/$m.rows" <<'PY' || true
-import json, sys
-for r in map(json.loads, open(sys.argv[1])):
-    print(f"  {r['method']}: measured/predicted peak {r['measured_peak_bytes'] / r['predicted_peak_bytes']:.2f}")
-PY
 done
 
 t_case 'run: table'
