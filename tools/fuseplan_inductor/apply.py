@@ -132,6 +132,8 @@ class _GraphPlan:
         self.group_of = {}
         known = set(report.node_names)
         for gi, grp in enumerate(entry.groups):
+            if not grp:
+                raise PlanError(f"{entry.path}: groups[{gi}] is empty")
             for n in grp:
                 if n not in known:
                     raise PlanError(f"{entry.path}: groups[{gi}]: node '{n}' is not in "
