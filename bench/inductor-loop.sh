@@ -40,7 +40,7 @@ fp=$(cd "$(dirname "$fp")" && pwd)/$(basename "$fp")
 
 echo "Command, per model: \`$(basename "$py") -m fuseplan_inductor run MODEL --batch $batch"
 echo "--time-limit $secs --steps $steps --json\` (torch $("$py" -c 'import torch; print(torch.__version__)'),"
-echo "$(nproc) threads); \`bench/inductor-loop.sh\` prints this table."
+echo "1 thread: the default of --threads); \`bench/inductor-loop.sh\` prints this table."
 echo
 for m in $models; do
   start=$(date +%s)

@@ -377,11 +377,20 @@ def _make_choices(base):
                     return True
             return base.can_fuse(scheduler, node1, node2, shared_data_score)
 
+        def _forced(self, scheduler, node1, node2):
+            gp = getattr(scheduler, "_fuseplan", None)
+            return gp is not None and gp.forcing and gp.same_group(node1, node2)
+
+        # while a plan's group is completed, Inductor's heuristics (shared
+        # data below score_fusion_memory_threshold, distant nodes) are off;
+        # the backend's legality checks still run after these
         def can_fuse_vertical(self, scheduler, node1, node2, shared_data_score):
-            return base.can_fuse_vertical(scheduler, node1, node2, shared_data_score)
+            return (self._forced(scheduler, node1, node2) or
+                    base.can_fuse_vertical(scheduler, node1, node2, shared_data_score))
 
         def can_fuse_horizontal(self, scheduler, node1, node2, shared_data_score):
-            return base.can_fuse_horizontal(scheduler, node1, node2, shared_data_score)
+            return (self._forced(scheduler, node1, node2) or
+                    base.can_fuse_horizontal(scheduler, node1, node2, shared_data_score))
 
         def score_fusion(self, scheduler, node1, node2):
             return base.score_fusion(scheduler, node1, node2)

@@ -282,6 +282,9 @@ def main(argv=None):
     r.add_argument("--plans", help="apply the plans of this directory instead of solving")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
+    r.add_argument("--threads", type=int, default=1,
+                   help="torch threads (default 1: on a shared machine, eager's many small "
+                   "parallel regions stall on descheduled threads)")
     r.add_argument("--work", help="keep the exported graphs and plans in this directory")
     r.add_argument("--json", action="store_true", help="one JSON object per method, one a line")
     e = sub.add_parser("export", help="the exporter (same as tools/export_inductor.py)",
@@ -295,7 +298,7 @@ def main(argv=None):
     try:
         import torch
 
-        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        torch.set_num_threads(max(1, args.threads))
         rows, code = loop(args)
     except (LoopError, ModelError, UnsupportedTorchError) as e:
         print(f"fuseplan_inductor: {e}", file=sys.stderr)
