@@ -254,9 +254,12 @@ def _fuse_group(sched, gp, gi, parts, fused_set):
             why = "; ".join(dict.fromkeys(useful)) or (
                 "Scheduler.can_fuse said no without giving a reason (the backend's "
                 "can_fuse_vertical / can_fuse_horizontal)")
-            raise UnfusibleGroupError(
+            err = UnfusibleGroupError(
                 f"{gp.entry.path}: groups[{gi}] of {gp.report.describe()}: Inductor cannot "
                 f"fuse {', '.join(names)} into one kernel: {why}")
+            err.fingerprint = gp.report.fingerprint
+            err.parts = [[s.get_name() for s in p.get_nodes()] for p in parts]
+            raise err
     return parts[0]
 
 

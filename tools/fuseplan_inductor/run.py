@@ -20,7 +20,8 @@ import sys
 import tempfile
 
 from . import measure
-from .apply import GraphReport, PlanError, PlanSet, observe, plan_error, plans
+from .apply import (GraphReport, PlanError, PlanSet, UnfusibleGroupError, observe,
+                    plan_error, plans)
 from .export import export_model
 from .files import dump, load
 from .models import ModelError, build_model
@@ -56,7 +57,7 @@ def _evaluate(fuseplan, graph_path, plan_path):
     return json.loads(_fp(fuseplan, "eval", "--json", graph_path, plan_path))
 
 
-def solve(fuseplan, ex, plan_dir, budget, time_limit):
+def solve(fuseplan, ex, plan_dir, budget, time_limit, refused=()):
     """Solves one exported graph into PLAN_DIR.  The pairs of a group that
     Inductor's code generation split (meta.inductor_codegen_splits) are added
     to the graph's unfusible pairs first, so that the plan does not ask for a
@@ -67,7 +68,7 @@ def solve(fuseplan, ex, plan_dir, budget, time_limit):
         for i, a in enumerate(parts):
             for b in parts[i + 1:]:
                 extra += [[u, v] for u in a for v in b]
-    g["unfusible"] = g["unfusible"] + extra
+    g["unfusible"] = g["unfusible"] + extra + [list(p) for p in refused]
     gp = os.path.join(plan_dir, f"{g['name']}.json")
     pp = os.path.join(plan_dir, f"{g['name']}.plan.json")
     dump(g, gp)
@@ -204,6 +205,30 @@ def _row(args, method, graphs, measured, ref):
     return row
 
 
+def _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs, fuseplan,
+                        exp_dir, plan_dir, given):
+    """_measure_method; for fuseplan's own plans, a group Inductor refuses
+    (UnfusibleGroupError) makes its cross pairs unfusible, that graph is
+    solved again and the method measured again, up to --replan times."""
+    refused = {}
+    for attempt in range(args.replan + 1):
+        try:
+            return _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
+        except Exception as e:  # noqa: BLE001 (torch wraps what the plans raise)
+            pe = plan_error(e)
+            if (method != "fuseplan" or given or attempt == args.replan or
+                    not isinstance(pe, UnfusibleGroupError)):
+                raise
+        g = next(g for g in graphs if g.fingerprint == pe.fingerprint)
+        pairs = refused.setdefault(g.fingerprint, [])
+        pairs += [[u, v] for i, a in enumerate(pe.parts) for b in pe.parts[i + 1:]
+                  for u in a for v in b]
+        print(f"fuseplan_inductor: {pe}; solving {g.ex.graph['name']} again with "
+              f"{len(pairs)} refused pairs unfusible", file=sys.stderr)
+        gp, pp = solve(fuseplan, g.ex, plan_dir, args.budget, args.time_limit, pairs)
+        g.figures["fuseplan"] = _evaluate(fuseplan, gp, pp)
+
+
 def loop(args):
     """Runs the loop; returns (rows, exit code).  Raises LoopError,
     ModelError, UnsupportedTorchError, PlanError (and torch's errors, a
@@ -229,7 +254,8 @@ def loop(args):
                 "fuseplan": lambda: plans(args.plans or plan_dir, verify="report")}
     rows, ref = [], None
     for method, ctx in contexts.items():
-        measured = _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
+        measured = _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs,
+                                       fuseplan, exp_dir, plan_dir, given)
         ref = ref or measured[0]
         rows.append(_row(args, method, graphs, measured, ref))
     code = 0 if all(r["outputs_match"] and r["kernels_match_plan"] is not False
@@ -280,6 +306,9 @@ def main(argv=None):
     r.add_argument("--fuseplan", help="the fuseplan binary (default: $FUSEPLAN, PATH, "
                    "build/fuseplan)")
     r.add_argument("--plans", help="apply the plans of this directory instead of solving")
+    r.add_argument("--replan", type=int, default=3,
+                   help="when Inductor refuses a group of fuseplan's plan, make its pairs "
+                   "unfusible and solve that graph again, up to this many times (default 3)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
     r.add_argument("--threads", type=int, default=1,
