@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential autoconf automake libtool pkg-config libglpk-dev libcjson-dev check zlib1g-dev glpk-utils mandoc librsvg2-bin nettle-dev"
+packages="build-essential autoconf automake libtool pkg-config libglpk-dev libcjson-dev check zlib1g-dev glpk-utils mandoc librsvg2-bin nettle-dev python3-venv"
 
 install_deps() {
   missing=""
@@ -84,10 +84,42 @@ demo() {
   $fp run build/demo.small.json build/demo.small.plan.json
 }
 
+# torch_venv: the venv the PyTorch tests (tests/tools/test_exporter.sh,
+# test_inductor.sh) run in, made once per machine and torch version in
+# ${FUSEPLAN_CACHE:-~/.cache/fuseplan}/venv-torch-<version> with the pinned
+# torch and timm from PyPI (a full torch: ~66 s, 5.3 GB), then reused; the
+# package in tools/ is installed into it every time (seconds).  Exports
+# FUSEPLAN_PYTHON.
+torch_version=2.15.0
+timm_version=1.0.31
+torch_venv() {
+  venv=${FUSEPLAN_CACHE:-$HOME/.cache/fuseplan}/venv-torch-$torch_version
+  if ! "$venv/bin/python" -c "import sys; from importlib.metadata import version as v
+sys.exit(v('torch').split('+')[0] != '$torch_version' or v('timm') != '$timm_version')" \
+    >/dev/null 2>&1; then
+    echo "== venv $venv: torch $torch_version, timm $timm_version from PyPI"
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "torch==$torch_version" "timm==$timm_version"
+  fi
+  pkg=$(mktemp -d)
+  cp -r tools/pyproject.toml tools/README.md tools/fuseplan_inductor "$pkg/"
+  # built with the venv's own setuptools and wheel: no download per run
+  "$venv/bin/python" -c 'import setuptools, wheel' >/dev/null 2>&1 ||
+    "$venv/bin/pip" install -q --disable-pip-version-check setuptools wheel
+  "$venv/bin/pip" install -q --no-deps --no-build-isolation --disable-pip-version-check "$pkg"
+  rm -rf "$pkg"
+  export FUSEPLAN_PYTHON=$venv/bin/python
+}
+
 test_all() {
   build
+  torch_venv
   echo "== make check (build/)"
   make -s -C build -j"$jobs" check || { cat build/test-suite.log; exit 1; }
+  # the PyTorch tests run once, above, not again under the sanitizers
+  unset FUSEPLAN_PYTHON
   echo "== make check under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
   configure_in build-asan --enable-werror --enable-sanitizers --without-cuda CFLAGS="-O1 -g"
   # Sanitized code runs several times slower: scale Check's timeouts (and

@@ -99,6 +99,18 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/batch.sh" "$builddir/fuseplan"
   echo
+  echo "## The loop: fuseplan's plans compiled by Inductor (issue: inductor)"
+  echo
+  echo "\`python -m fuseplan_inductor run\` (docs/inductor.md) on corpus models:"
+  echo "export one training step, \`fuseplan solve\` (auto, peak limit = eager),"
+  echo "compile with the plans, and measure eager, Inductor's plan (as its code"
+  echo "generation emits it) and fuseplan's plan on this CPU.  Peaks: predicted by"
+  echo "\`fuseplan eval\` (the larger graph), measured with torch.profiler over the"
+  echo "step.  Step time: median after a warm-up.  Needs FUSEPLAN_PYTHON (dev.sh test"
+  echo "makes one); \`bench/inductor-loop.sh\` prints this."
+  echo
+  bash "$srcdir/bench/inductor-loop.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"

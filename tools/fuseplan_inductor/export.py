@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+"""Export PyTorch Inductor scheduler graphs, and Inductor's own plans, for fuseplan.
+
+Compiles a model with torch.compile (Inductor backend, CPU, caches off),
+runs one training step (forward, loss.backward()) and, for every graph
+Inductor compiles (the AOTAutograd forward and backward graphs), writes
+
+  OUT/<name>.<fwd|bwd>.json.gz                the pre-fusion graph (fuseplan.graph)
+  OUT/<name>.<fwd|bwd>.inductor.plan.json.gz  Inductor's fused groups in its final
+                                              order (fuseplan.plan)
+
+Nothing is compiled to C++ and nothing is executed: the exporter reads the
+scheduler's state in config._pre_fusion_custom_pass (the pre-fusion nodes)
+and in Scheduler.codegen (the fused nodes after Inductor's peak-memory
+reorder), then aborts that graph's compilation and hands AOTAutograd a
+stand-in that returns uninitialised tensors of the right shapes, so that the
+backward graph still gets compiled (and captured) at backward time.
+
+The mapping from Inductor's scheduler to the fuseplan model (nop nodes,
+multi-output kernels, mutations, concatenation, iteration spaces, unfusible
+pairs, peak-memory estimates) is documented in docs/exporter.md.
+
+Needs torch (and timm for timm models); not part of the C build.
+"""
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+
+from . import prefusion, record
+from .files import dump
+from .models import ModelError, build_model
+from .versions import check_torch
+
+
+class _Abort(Exception):
+    """Raised in Scheduler.codegen once the plan is captured."""
+
+
+# --------------------------------------------------------------------------
+# capture
+
+
+class Capture:
+    """Scheduler state of one compiled graph."""
+
+    def __init__(self, which):
+        self.which = which  # "fwd" or "bwd"
+        self.graph = None  # fuseplan graph dict
+        self.groups = None  # Inductor's plan, exported node names
+        self.candidate_verdicts = None
+        self.output_strides = []
+        self.emitted = None  # the kernels Inductor's code generation emits
+        self.meta = {}
+        self.t0 = time.time()
+
+    def adopt(self, pf):
+        """Takes the pre-fusion graph (prefusion.PreFusion) of this graph."""
+        self.graph = pf.graph
+        self.sched_nodes = pf.sched_nodes
+        self.nonfreeable = pf.nonfreeable
+        self.mutations = pf.mutations
+        self.concat = pf.concat
+        self.pre_fusion_count = pf.pre_fusion_count
+        self.fingerprint = pf.fingerprint
+        self.meta.update(pf.meta)
+
+
+@contextlib.contextmanager
+def _capturing(state):
+    """Installs the capture hooks for the duration of the block and yields
+    the backend to hand to torch.compile; everything is restored after."""
+    import torch
+    import torch._inductor.config as ic
+    from torch._inductor import scheduler as S
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+    from torch._inductor.output_code import OutputCode
+    from torch._inductor.utils import set_tracing_context_output_strides
+    from torch._inductor.virtualized import V
+
+    def pre_fusion(nodes):
+        cap = state["current"]
+        cap.adopt(prefusion.capture(V.graph.scheduler, nodes))
+        return nodes
+
+    orig_fuse_nodes = S.Scheduler.fuse_nodes
+    orig_codegen = S.Scheduler.codegen
+
+    def fuse_nodes(self, nodes):
+        # the scheduler is fully set up here (streams, mempools), still pre-fusion
+        cap = state["current"]
+        if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
+            cap.candidate_verdicts = _candidate_verdicts(self, cap)
+        return orig_fuse_nodes(self, nodes)
+
+    def codegen(self):
+        cap = state["current"]
+        _capture_plan(cap, self)
+        cap.output_strides = _output_strides()
+        # generate the code (nothing is compiled): the kernels Inductor
+        # really emits, which may split a scheduler group (C++ outer-loop
+        # fusion falls back to one loop nest per member when it cannot merge
+        # the loops)
+        try:
+            with record.kernels() as rec:
+                orig_codegen(self)
+            cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
+        except Exception as e:  # noqa: BLE001 (e.g. the triton scheduling without triton)
+            cap.meta["inductor_codegen_error"] = f"{type(e).__name__}: {e}"[:200]
+        raise _Abort()
+
+    class ShapeOnly(OutputCode):
+        """Stand-in for the compiled graph: uninitialised outputs of the right
+        shapes and strides, so the training step proceeds without compute."""
+
+        def __init__(self, gm, output_strides):
+            self.gm = gm
+            self.output_strides = output_strides
+            self._boxed_call = True
+            self._posted = False
+
+        def post_compile(self, example_inputs, *args, **kwargs):
+            # as CompiledFxGraph.post_compile does: AOTAutograd compiles the
+            # backward for the forward's actual output strides (else it
+            # assumes contiguous saved tensors and the backward graph gains
+            # copies: the channels-last ones of a conv net, for example)
+            if not self._posted:
+                self._posted = True
+                set_tracing_context_output_strides(example_inputs, self)
+
+        def set_triton_bundle(self, *args, **kwargs):
+            pass
+
+        def __call__(self, inputs):
+            out = next(iter(self.gm.graph.find_nodes(op="output"))).args[0]
+            res = []
+            for i, o in enumerate(out):
+                v = o.meta.get("val") if isinstance(o, torch.fx.Node) else None
+                if isinstance(v, torch.Tensor):
+                    st = self.output_strides[i] if i < len(self.output_strides) else None
+                    st = tuple(int(x) for x in st) if st is not None else v.stride()
+                    res.append(torch.empty_strided(v.shape, st, dtype=v.dtype, device=v.device))
+                else:
+                    res.append(v if not isinstance(o, torch.fx.Node) else None)
+            return res
+
+    def inner(gm, example_inputs, **kwargs):
+        cap = Capture("bwd" if kwargs.get("is_backward") else "fwd")
+        state["current"] = cap
+        try:
+            compile_fx_inner(gm, example_inputs, **kwargs)
+            raise RuntimeError("Inductor finished without reaching Scheduler.codegen")
+        except Exception as e:  # noqa: BLE001
+            if cap.groups is None:
+                raise
+            del e
+        cap.meta["export_seconds"] = round(time.time() - cap.t0, 1)
+        state["captures"].append(cap)
+        out = ShapeOnly(gm, cap.output_strides)
+        out.post_compile(example_inputs)
+        return out
+
+    def backend(gm, example_inputs):
+        return compile_fx(gm, example_inputs, inner_compile=inner)
+
+    patches = {
+        "fx_graph_cache": False,
+        "fx_graph_remote_cache": False,
+        "autotune_local_cache": False,
+        "autotune_remote_cache": False,
+        "reorder_for_peak_memory": True,
+        "_pre_fusion_custom_pass": pre_fusion,
+    }
+    S.Scheduler.fuse_nodes = fuse_nodes
+    S.Scheduler.codegen = codegen
+    try:
+        with ic.patch(patches), torch._functorch.config.patch(enable_autograd_cache=False), \
+                record.hooks():
+            yield backend
+    finally:
+        S.Scheduler.fuse_nodes = orig_fuse_nodes
+        S.Scheduler.codegen = orig_codegen
+
+
+def _candidate_verdicts(sched, cap):
+    """Inductor's can_fuse on every pair of non-extern nodes that share a
+    buffer (writer-reader and reader-reader pairs)."""
+    nodes = cap.graph["nodes"]
+    pos = {nd["name"]: i for i, nd in enumerate(nodes)}
+    writer = {}
+    readers = {}
+    for nd in nodes:
+        for w in nd["writes"]:
+            writer[w] = nd["name"]
+        for r in nd["reads"]:
+            b = r if isinstance(r, str) else r["buffer"]
+            readers.setdefault(b, set()).add(nd["name"])
+    kinds = {nd["name"]: nd["kind"] for nd in nodes}
+    pairs = set()
+    for b, rs in readers.items():
+        group = sorted(x for x in rs if kinds[x] != "extern")
+        w = writer.get(b)
+        if w is not None and kinds[w] != "extern":
+            group = sorted(set(group) | {w})
+        for i in range(len(group)):
+            for j in range(i + 1, len(group)):
+                u, v = group[i], group[j]
+                if pos[u] > pos[v]:
+                    u, v = v, u
+                pairs.add((u, v))
+    verdict = {}
+    sn = cap.sched_nodes
+    for u, v in sorted(pairs, key=lambda p: (pos[p[0]], pos[p[1]])):
+        a, b = sn[u], sn[v]
+        ok = False
+        try:
+            ok = bool(sched.can_fuse(a, b, check_cycle=False))
+            if not ok and not (b.ancestors & a.get_operation_names()):
+                ok = bool(sched.can_fuse(b, a, check_cycle=False))
+        except TypeError:
+            ok = bool(sched.can_fuse(a, b))
+        verdict[(u, v)] = ok
+    return verdict
+
+
+def _output_strides():
+    """The graph's output strides as Inductor's compile_fx records them
+    (strings of sympy expressions; None for non-tensors)."""
+    from torch._inductor.ir import IRNode
+    from torch.fx.experimental.symbolic_shapes import SymExprPrinter
+    from torch._inductor.virtualized import V
+
+    p = SymExprPrinter()
+    out = []
+    for o in V.graph.graph_outputs or []:
+        if isinstance(o, IRNode) and o.has_tensor_output():
+            out.append(tuple(p.doprint(s) for s in o.get_layout().stride))
+        else:
+            out.append(None)
+    return out
+
+
+def _capture_plan(cap, sched):
+    """Inductor's final groups and its own peak-memory estimate."""
+    from torch._inductor import memory as M
+    from torch._inductor.utils import OrderedSet
+    from torch._inductor.virtualized import V
+
+    names = {nd["name"] for nd in cap.graph["nodes"]}
+    groups = []
+    for fn in sched.nodes:
+        g = [s.get_name() for s in fn.get_nodes() if s.get_name() in names]
+        if g:
+            groups.append(g)
+    cap.groups = groups
+    cap.final_count = len(sched.nodes)
+
+    graph_inputs = OrderedSet(V.graph.graph_inputs.keys())
+    graph_outputs = OrderedSet(V.graph.get_output_names())
+    peak, freeable = M.prepare_planning_info(
+        sched.nodes, sched.name_to_buf, sched.name_to_fused_node, graph_inputs, graph_outputs
+    )
+    cap.meta["inductor_peak_bytes"] = int(peak)
+    adj, counts = _adjusted_estimate(cap, sched, freeable, graph_outputs)
+    cap.meta["inductor_peak_adjusted_bytes"] = adj
+    cap.meta["inductor_adjustments"] = counts
+
+
+def _adjusted_estimate(cap, sched, freeable, graph_outputs):
+    """Inductor's own memory timeline (memory.py) for its plan, with the
+    modelling differences of docs/exporter.md taken out one by one.  Each
+    edit touches only the buffers it names; everything else (sizes, steps,
+    lifetimes) is Inductor's.  Returns (peak, {edit: buffers touched})."""
+    from torch._inductor import memory as M
+
+    g = cap.graph
+    fp_bytes = {b["name"]: b["bytes"] for b in g["buffers"]}
+    fp_out = set(g["outputs"])
+    readers = {}
+    for nd in g["nodes"]:
+        for r in nd["reads"]:
+            readers.setdefault(r if isinstance(r, str) else r["buffer"], set()).add(nd["name"])
+    step_of = {}
+    for t, fn in enumerate(sched.nodes):
+        for s in fn.get_nodes():
+            step_of[s.get_name()] = t
+
+    def fp_end(name, start):
+        if name in fp_out:
+            return -1
+        steps = [step_of[r] for r in readers.get(name, ()) if r in step_of]
+        return max(steps) if steps else start
+
+    infos, _, _ = M.compute_memory_timeline(sched.nodes, freeable, graph_outputs)
+    counts = {"kernel_local": 0, "freeable_input_size": 0, "mutation": 0, "concat": 0}
+    retime = set(cap.mutations) | {t for t in cap.mutations.values() if t in fp_bytes}
+    slices = set()
+    for c, srcs in cap.concat.items():
+        slices.update(srcs)
+    for bi in infos:
+        b = bi.buffer
+        name = b.get_name()
+        if isinstance(b, M.FreeableInputBuffer):
+            # (c) memory.py sizes a freeable input by the last dependency it
+            # saw, which may be a partial read; fuseplan holds the whole buffer
+            full = fp_bytes.get(name, bi.size_alloc)
+            if full != bi.size_alloc or full != bi.size_free:
+                bi.size_alloc = bi.size_free = full
+                counts["freeable_input_size"] += 1
+            continue
+        if name in cap.concat:
+            # (e) a concatenation's output is the storage its producers write
+            # into: fuseplan drops it and keeps the slices live instead
+            bi.size_alloc = bi.size_free = 0
+            counts["concat"] += 1
+            continue
+        if name in retime or name in slices:
+            # (d) mutations are SSA versions in fuseplan; (e) slices live as
+            # long as the concatenation's readers
+            if name in cap.mutations:
+                bi.size_alloc = bi.size_free = fp_bytes.get(name, 0)
+                counts["mutation"] += 1
+            bi.end_step = fp_end(name, bi.start_step)
+            continue
+        if (
+            not b.mpi_buffer.succ_nodes
+            and name not in graph_outputs
+            and readers.get(name)
+            and bi.size_alloc
+        ):
+            # (b) a buffer consumed only inside its own fused kernel: Inductor
+            # counts it at its step, fuseplan does not materialize it
+            bi.size_alloc = bi.size_free = 0
+            counts["kernel_local"] += 1
+    peak, _ = M.peak_memory_from_buf_info_list(infos, len(sched.nodes))
+    # (a) inputs memory.py treats as never freed are left out of its figure;
+    # fuseplan counts them at every step
+    resident = 0
+    for b in g["buffers"]:
+        if b.get("input") and (not b.get("freeable") or b["name"] in fp_out):
+            resident += b["bytes"]
+    counts["resident_input_bytes"] = resident
+    return int(peak) + resident, counts
+
+
+# --------------------------------------------------------------------------
+# legality of Inductor's plan under the fuseplan rules
+
+
+def _compatible(a, b):
+    if a["kind"] == "extern" or b["kind"] == "extern":
+        return False
+    ia, ib = a["iter"], b["iter"]
+    if ia == ib:
+        return True
+    for p, q in ((a, b), (b, a)):
+        if p["kind"] == "pointwise" and p["iter"][0] in (q["iter"][0] * q["iter"][1], q["iter"][0]):
+            return True
+    return False
+
+
+def _codegen_splits(groups, emitted):
+    """The scheduler groups that code generation emitted as several
+    kernels, each as its list of emitted parts."""
+    kernel_of = {}
+    for k, members in enumerate(emitted):
+        for n in members:
+            kernel_of[n] = k
+    splits = []
+    for grp in groups:
+        ks = sorted({kernel_of.get(n, -1) for n in grp})
+        if len(ks) > 1:
+            splits.append([[n for n in grp if kernel_of.get(n, -1) == k] for k in ks])
+    return splits
+
+
+def _finish(cap, name, model, batch, torch_version, extra):
+    g = cap.graph
+    g["name"] = f"{name}.{cap.which}"
+    byname = {nd["name"]: nd for nd in g["nodes"]}
+    rewritten = 0
+    for grp in cap.groups:
+        if len(grp) < 2:
+            continue
+        members = [byname[x] for x in grp]
+        if all(_compatible(p, q) for i, p in enumerate(members) for q in members[i + 1 :]):
+            continue
+        # Inductor fused nodes the fuseplan pairwise rule would not allow
+        # (e.g. CPU outer-loop fusion): export the iteration space as
+        # Inductor's fused kernel sees it, see docs/exporter.md.
+        reds = [m for m in members if m["kind"] == "reduction"]
+        pool = reds or members
+        rep = max(pool, key=lambda m: (m["iter"][0] * m["iter"][1], m["iter"][0]))
+        n0, r0 = rep["iter"]
+        for m in members:
+            new = [n0, r0] if m["kind"] == "reduction" else [n0 * r0, 1]
+            if m["iter"] != new:
+                m.setdefault("inductor_iter", list(m["iter"]))
+                m["iter"] = new
+                rewritten += 1
+    # unfusible: Inductor's can_fuse says no, the fuseplan rules would allow
+    # it, and Inductor's plan does not put the pair together.
+    same_group = {}
+    for gi, grp in enumerate(cap.groups):
+        for x in grp:
+            same_group[x] = gi
+    unf = []
+    for (u, v), ok in cap.candidate_verdicts.items():
+        if ok or same_group[u] == same_group[v]:
+            continue
+        if _compatible(byname[u], byname[v]):
+            unf.append([u, v])
+    g["unfusible"] = unf
+    if cap.emitted is not None:
+        cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
+        cap.meta["inductor_codegen_splits"] = _codegen_splits(cap.groups, cap.emitted)
+    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
+    n_kinds = {}
+    for nd in g["nodes"]:
+        n_kinds[nd["kind"]] = n_kinds.get(nd["kind"], 0) + 1
+    cap.meta.update(
+        {
+            "source": f"tools/export_inductor.py: torch.compile (inductor, CPU) of {model}, "
+            f"batch {batch}, {cap.which} graph, {extra['inductor_cpu_backend']} scheduling",
+            "model": model,
+            "batch": batch,
+            "graph": cap.which,
+            "dtype": "float32",
+            "torch_version": torch_version,
+            "inductor_prefusion_nodes": cap.pre_fusion_count,
+            "inductor_fused_nodes": cap.final_count,
+            "iter_rewrites": rewritten,
+            "mutations": len(cap.mutations),
+            "folded_nop_buffers": len(cap.concat),
+            **extra,
+        }
+    )
+    cap.meta["fingerprint"] = cap.fingerprint
+    g["meta"] = cap.meta
+    plan = {
+        "format": "fuseplan.plan",
+        "version": 1,
+        "graph": g["name"],
+        "fingerprint": cap.fingerprint,
+        "groups": cap.groups,
+        "solver": {"method": "inductor", "status": "heuristic"},
+    }
+    return g, plan
+
+
+class Exported:
+    """One exported graph: its files and contents."""
+
+    def __init__(self, which, graph, plan, graph_path, plan_path):
+        self.which = which
+        self.graph = graph
+        self.plan = plan
+        self.graph_path = graph_path
+        self.plan_path = plan_path
+
+
+def export_model(model, inputs, loss_fn, *, name, model_label, batch, out, ext=".json.gz",
+                 cpu_backend="cpp", which=("fwd", "bwd"), extra=None):
+    """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
+    backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
+    them.  Returns the list of Exported; raises RuntimeError when nothing
+    was captured, and whatever torch raises."""
+    import torch
+    import torch._inductor.config as ic
+
+    state = {"current": None, "captures": []}
+    model.train()
+    torch._dynamo.reset()
+    with _capturing(state) as backend, ic.patch(cpu_backend=cpu_backend):
+        f = torch.compile(model, backend=backend, dynamic=False)
+        loss_fn(f(*inputs)).backward()
+    torch._dynamo.reset()
+    model.zero_grad(set_to_none=True)
+    if not state["captures"]:
+        raise RuntimeError("no graph was captured")
+    os.makedirs(out, exist_ok=True)
+    done, seen = [], {}
+    for cap in state["captures"]:
+        if cap.which not in which:
+            continue
+        k = seen.get(cap.which, 0)
+        seen[cap.which] = k + 1
+        base = name if k == 0 else f"{name}{k}"
+        ex = {"inductor_cpu_backend": cpu_backend, **(extra or {})}
+        g, plan = _finish(cap, base, model_label, batch, torch.__version__, ex)
+        gp = os.path.join(out, f"{base}.{cap.which}{ext}")
+        pp = os.path.join(out, f"{base}.{cap.which}.inductor.plan{ext}")
+        dump(g, gp)
+        dump(plan, pp)
+        done.append(Exported(cap.which, g, plan, gp, pp))
+    return done
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="export_inductor.py",
+        description="Export Inductor's pre-fusion scheduler graphs and its own "
+        "fusion plans (forward and backward of one training step) as fuseplan "
+        "graph and plan files.  See docs/exporter.md.",
+    )
+    ap.add_argument("model", help="a timm model name (e.g. volo_d1_224, resnet50), "
+                    "'gpt2' / 'gpt2-L<n>' (a GPT-2 style stack written with torch.nn), "
+                    "'tiny' (a 6-layer test model), or module:callable (a function of "
+                    "the batch size returning (model, example_inputs))")
+    ap.add_argument("--batch", type=int, default=64, help="batch size (default 64)")
+    ap.add_argument("--seq", type=int, default=512, help="sequence length for gpt2 (default 512)")
+    ap.add_argument("--name", help="graph name prefix (default: the model name)")
+    ap.add_argument("--out", default=".", help="output directory (default .)")
+    ap.add_argument("--plain", action="store_true", help="write .json instead of .json.gz")
+    ap.add_argument("--cpu-backend", default="cpp", choices=["cpp", "triton"],
+                    help="Inductor's CPU backend, whose scheduling decides the fusions: "
+                    "cpp (the default, C++/OpenMP kernels) or triton (the Triton "
+                    "scheduling that GPUs use, run on the CPU graph; experimental in "
+                    "Inductor, but nothing is compiled here)")
+    ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    try:
+        check_torch()
+        model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+    except (ModelError, RuntimeError) as e:
+        print(f"export_inductor.py: {e}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    t0 = time.time()
+    extra = {"seq": args.seq} if args.model.startswith("gpt2") else {}
+    try:
+        done = export_model(model, inputs, loss_fn, name=args.name or args.model.replace(":", "."),
+                            model_label=args.model, batch=args.batch, out=args.out,
+                            ext=".json" if args.plain else ".json.gz",
+                            cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
+                            extra=extra)
+    except RuntimeError as e:
+        print(f"export_inductor.py: {e}", file=sys.stderr)
+        return 1
+    for ex in done:
+        g, plan = ex.graph, ex.plan
+        print(
+            f"{ex.graph_path}: {len(g['nodes'])} nodes, {len(g['buffers'])} buffers, "
+            f"{len(plan['groups'])} Inductor kernels, {len(g['unfusible'])} unfusible pairs, "
+            f"Inductor peak estimate {g['meta']['inductor_peak_bytes']} "
+            f"(adjusted {g['meta']['inductor_peak_adjusted_bytes']}), "
+            f"{g['meta']['export_seconds']} s"
+        )
+    print(f"total {time.time() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Measure a training step: outputs and gradients against eager, peak
+memory, and step time.
+
+A step is: every gradient set to None, the forward on the example inputs,
+the loss, the backward.  No optimizer runs, so every step starts from the
+same weights.
+
+Peak memory (docs/inductor.md, "Measuring"):
+- CPU: torch.profiler with profile_memory=True records every allocation and
+  free of the CPU allocator during one step.  The live bytes at each moment
+  are the bytes alive before the step (the parameters, buffers and inputs)
+  plus the running sum of the recorded sizes; the peak is their maximum.
+  For a compiled step the same running sum is read inside each compiled
+  graph's call (the profiler's "## Call CompiledFxGraph" ranges), giving
+  one measured peak per graph.
+- CUDA: torch.cuda.max_memory_allocated after reset_peak_memory_stats,
+  minus what was allocated before the step, plus the same baseline; one
+  figure per step.
+"""
+
+import statistics
+import time
+
+# torch.allclose tolerances for outputs and gradients against eager (float32):
+# Inductor reorders reductions and fuses pointwise chains, so results differ
+# in the last bits; a wrong plan (a missing or misplaced kernel) differs by
+# far more.
+RTOL = 1e-3
+ATOL = 1e-4
+
+
+def _storage_bytes(tensors):
+    seen, total = set(), 0
+    for t in tensors:
+        if t is None:
+            continue
+        st = t.untyped_storage()
+        key = (st.data_ptr(), st.device)
+        if key not in seen:
+            seen.add(key)
+            total += st.nbytes()
+    return total
+
+
+def baseline_bytes(model, inputs):
+    """Bytes alive before a step: parameters, buffers, tensor inputs."""
+    import torch
+
+    ts = list(model.parameters()) + list(model.buffers())
+    ts += [x for x in inputs if isinstance(x, torch.Tensor)]
+    return _storage_bytes(ts)
+
+
+def make_step(fn, model, inputs, loss_fn):
+    """A training step of FN (the model or its compiled form); returns
+    (output, loss) of the step."""
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        y = fn(*inputs)
+        loss = loss_fn(y)
+        loss.backward()
+        return y, loss
+
+    return step
+
+
+def _cpu_profile(step):
+    """Runs STEP under the profiler; returns (result, peak delta of the step,
+    [peak delta inside each compiled graph call], [live delta at each call's
+    start])."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = step()
+    evs = prof.profiler.kineto_results.events()
+    mem = sorted((e.start_ns(), e.nbytes()) for e in evs
+                 if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
+    calls = sorted((e.start_ns(), e.end_ns()) for e in evs
+                   if e.name().startswith("## Call CompiledFxGraph"))
+    live, peak, trace = 0, 0, []
+    for t, nb in mem:
+        live += nb
+        peak = max(peak, live)
+        trace.append((t, live))
+    graph_peaks = []
+    for s, e in calls:
+        before = [v for t, v in trace if t < s]
+        start = before[-1] if before else 0
+        inside = [v for t, v in trace if s <= t <= e]
+        graph_peaks.append(max([start] + inside))
+    return result, peak, graph_peaks
+
+
+def measure_peak(step, model, inputs, device):
+    """Measured peak bytes of one step: (step peak, [peak per compiled
+    graph]), both absolute (the baseline included); the per-graph list is
+    empty on CUDA and for eager."""
+    import torch
+
+    base = baseline_bytes(model, inputs)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        step()
+        torch.cuda.synchronize()
+        return base + torch.cuda.max_memory_allocated() - before, []
+    _, peak, graphs = _cpu_profile(step)
+    return base + peak, [base + g for g in graphs]
+
+
+def time_step(step, device, steps=5, warmup=1):
+    """Median seconds of STEPS steps after WARMUP more."""
+    import torch
+
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def snapshot(model, result):
+    """Output and gradients of a finished step, detached copies."""
+    y = result[0]
+    ys = list(y) if isinstance(y, (tuple, list)) else [y]
+    outs = [t.detach().clone() for t in ys]
+    grads = {n: (p.grad.detach().clone() if p.grad is not None else None)
+             for n, p in model.named_parameters()}
+    return outs, grads
+
+
+def compare(ref, got):
+    """(True, max abs difference) when every output and gradient of GOT is
+    allclose (RTOL, ATOL) to REF; else (False, what differs first)."""
+    import torch
+
+    (ro, rg), (go, gg) = ref, got
+    worst = 0.0
+    pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(ro, go))]
+    pairs += [(f"grad {n}", rg[n], gg.get(n)) for n in rg]
+    if len(ro) != len(go):
+        return False, f"{len(go)} outputs, eager has {len(ro)}"
+    for what, a, b in pairs:
+        if a is None or b is None:
+            if (a is None) != (b is None):
+                return False, f"{what}: missing"
+            continue
+        b = b.to(a.device)
+        if a.shape != b.shape:
+            return False, f"{what}: shape {tuple(b.shape)}, eager {tuple(a.shape)}"
+        d = (a.float() - b.float()).abs().max().item() if a.numel() else 0.0
+        worst = max(worst, d)
+        if not torch.allclose(a.float(), b.float(), rtol=RTOL, atol=ATOL):
+            return False, f"{what}: max abs difference {d:.3g}"
+    return True, worst

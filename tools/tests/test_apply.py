@@ -1,0 +1,188 @@
+"""fuseplan_inductor.plans() on the tiny model: Inductor's own plan
+reproduces Inductor's kernels; a foreign, a stale, an unfusible plan, an
+unsupported torch and a missing plan directory each give their one error;
+on_missing="inductor" falls back.  Run by tests/tools/test_inductor.sh
+(python -m unittest); needs torch."""
+
+import copy
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import torch  # noqa: E402
+
+import fuseplan_inductor as fi  # noqa: E402
+from fuseplan_inductor.export import export_model  # noqa: E402
+from fuseplan_inductor.files import dump, load  # noqa: E402
+from fuseplan_inductor.models import build_model  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _step(model, inputs, loss_fn):
+    torch._dynamo.reset()
+    f = torch.compile(model, dynamic=False)
+    loss_fn(f(*inputs)).backward()
+
+
+class TinyPlans(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="fi-test.")
+        cls.model, cls.inputs, loss = build_model("tiny", 2)
+        cls.loss = staticmethod(loss)
+        cls.exported = {ex.which: ex for ex in export_model(
+            copy.deepcopy(cls.model), cls.inputs, cls.loss, name="tiny", model_label="tiny",
+            batch=2, out=os.path.join(cls.tmp, "b2"), ext=".json")}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def plan_dir(self, name, groups_of):
+        """A directory with the two graphs and a plan for each:
+        groups_of(which, exported) gives the groups."""
+        d = os.path.join(self.tmp, name)
+        os.makedirs(d)
+        for which, ex in self.exported.items():
+            shutil.copy(ex.graph_path, d)
+            plan = dict(ex.plan, groups=groups_of(which, ex))
+            plan.pop("fingerprint")  # found through the graph file's meta.fingerprint
+            dump(plan, os.path.join(d, f"tiny.{which}.plan.json"))
+        return d
+
+    def compile_error(self, plan_dir, **kw):
+        with self.assertRaises(Exception) as cm:
+            with fi.plans(plan_dir, **kw):
+                _step(copy.deepcopy(self.model), self.inputs, self.loss)
+        err = fi.plan_error(cm.exception)
+        self.assertIsNotNone(err, f"not a PlanError: {cm.exception!r}")
+        return err
+
+    def test_fingerprint_in_files(self):
+        for ex in self.exported.values():
+            self.assertTrue(ex.graph["meta"]["fingerprint"].startswith("sha256:"))
+            self.assertEqual(ex.plan["fingerprint"], ex.graph["meta"]["fingerprint"])
+        self.assertNotEqual(self.exported["fwd"].plan["fingerprint"],
+                            self.exported["bwd"].plan["fingerprint"])
+
+    def test_inductor_plan_reproduces_inductor(self):
+        # Inductor's own (scheduler) plan, with the groups its C++ code
+        # generation splits given as the split parts
+        def split(which, ex):
+            parts = {frozenset(sum(p, [])): p for p in ex.graph["meta"]["inductor_codegen_splits"]}
+            out = []
+            for g in ex.plan["groups"]:
+                out.extend(parts.get(frozenset(g), [g]))
+            return out
+
+        d = self.plan_dir("inductor", split)
+        with fi.observe() as obs:
+            _step(copy.deepcopy(self.model), self.inputs, self.loss)
+        with fi.plans(d) as ps:
+            _step(copy.deepcopy(self.model), self.inputs, self.loss)
+        self.assertEqual([r.which for r in ps.reports], ["fwd", "bwd"])
+        for r, o in zip(ps.reports, obs.reports):
+            self.assertTrue(r.kernels_match_plan, r.which)
+            self.assertEqual(r.fingerprint, o.fingerprint)
+            self.assertEqual(r.emitted, o.emitted, f"{r.which}: not Inductor's own kernels")
+
+    def test_eager_plan_applies(self):
+        # every node alone, in program order: as many kernels as nodes
+        d = self.plan_dir("eager", lambda w, ex: [[n["name"]] for n in ex.graph["nodes"]])
+        with fi.plans(d) as ps:
+            _step(copy.deepcopy(self.model), self.inputs, self.loss)
+        for r in ps.reports:
+            self.assertTrue(r.kernels_match_plan)
+            self.assertEqual(len(r.emitted), len(r.node_names))
+
+    def test_foreign_plan(self):
+        # plans made for batch 3 are stale for batch 2: same nodes, other sizes
+        other = export_model(copy.deepcopy(build_model("tiny", 3)[0]), (torch.randn(3, 3, 8, 8),),
+                             self.loss, name="tiny3", model_label="tiny", batch=3,
+                             out=os.path.join(self.tmp, "b3"), ext=".json")
+        self.assertEqual(len(other), 2)
+        err = self.compile_error(os.path.join(self.tmp, "b3"))
+        self.assertIsInstance(err, fi.NoPlanError)
+        self.assertIn("has no plan for the fwd graph", str(err))
+        self.assertIn("stale", str(err))
+        self.assertIn(self.exported["fwd"].graph["meta"]["fingerprint"], str(err))
+
+    def test_on_missing_inductor_falls_back(self):
+        d = os.path.join(self.tmp, "empty")
+        os.makedirs(d, exist_ok=True)
+        with self.assertLogs("fuseplan_inductor", "WARNING") as logs:
+            with fi.plans(d, on_missing="inductor") as ps:
+                _step(copy.deepcopy(self.model), self.inputs, self.loss)
+        self.assertEqual(len(ps.reports), 2)
+        self.assertTrue(all(r.plan_name is None for r in ps.reports))
+        self.assertIn("using Inductor's own fusion", logs.output[0])
+        err = self.compile_error(d)
+        self.assertIn("has no plan for the fwd graph", str(err))
+
+    def test_unfusible_plan(self):
+        # the first pair the exporter found Inductor refuses, put in one group
+        g = self.exported["fwd"].graph
+        self.assertTrue(g["unfusible"], "tiny.fwd has no unfusible pair")
+        u, v = g["unfusible"][0]
+
+        def merged(which, ex):
+            if which != "fwd":
+                return ex.plan["groups"]
+            groups = [[x for x in grp if x not in (u, v)] for grp in ex.plan["groups"]]
+            at = next(i for i, grp in enumerate(ex.plan["groups"]) if u in grp or v in grp)
+            groups.insert(at, [u, v])
+            return [grp for grp in groups if grp]
+
+        err = self.compile_error(self.plan_dir("unfusible", merged))
+        self.assertIsInstance(err, fi.UnfusibleGroupError)
+        msg = str(err)
+        self.assertIn(f"Inductor cannot fuse {u}, {v}", msg.replace(f"{v}, {u}", f"{u}, {v}"))
+        self.assertRegex(msg, r"into one kernel: \S")  # Inductor's reason follows
+
+    def test_extern_group(self):
+        # an extern kernel (the convolution) with its consumer
+        g = self.exported["fwd"].graph
+        ext = next(n["name"] for n in g["nodes"] if n["kind"] == "extern")
+
+        def merged(which, ex):
+            if which != "fwd":
+                return ex.plan["groups"]
+            groups = [list(x) for x in ex.plan["groups"]]
+            i = next(k for k, grp in enumerate(groups) if ext in grp)
+            return groups[:i] + [groups[i] + groups[i + 1]] + groups[i + 2:]
+
+        err = self.compile_error(self.plan_dir("extern", merged))
+        self.assertIsInstance(err, fi.UnfusibleGroupError)
+        self.assertIn("extern", str(err))
+
+    def test_bad_plan_dirs(self):
+        with self.assertRaises(fi.PlanDirError) as cm:
+            fi.plans(os.path.join(self.tmp, "nonexistent")).__enter__()
+        self.assertIn("not a directory", str(cm.exception))
+        d = self.plan_dir("twice", lambda w, ex: ex.plan["groups"])
+        dump(load(os.path.join(d, "tiny.fwd.plan.json")), os.path.join(d, "again.plan.json"))
+        with self.assertRaises(fi.PlanDirError) as cm:
+            fi.plans(d).__enter__()
+        self.assertIn("a second plan for graph 'tiny.fwd'", str(cm.exception))
+
+    def test_unsupported_torch(self):
+        with self.assertRaises(fi.UnsupportedTorchError) as cm:
+            fi.check_torch("2.3.1+cpu")
+        self.assertIn("torch 2.3.1+cpu is not supported", str(cm.exception))
+        fi.check_torch("2.15.0+cu132")  # the local part does not matter
+        saved = torch.__version__
+        torch.__version__ = "2.99.0"
+        try:
+            with self.assertRaises(fi.UnsupportedTorchError):
+                fi.plans(os.path.join(self.tmp, "b2")).__enter__()
+        finally:
+            torch.__version__ = saved
+
+
+if __name__ == "__main__":
+    unittest.main()
