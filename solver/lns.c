@@ -246,6 +246,16 @@ typedef struct window_job {
   fp_error err;
 } window_job;
 
+/* Whether the window's exact model is one fp_ilp_solve would refuse for
+ * its size (too slow to stop on time, or too large for memory): larger
+ * windows at a high effort can reach that. */
+static bool window_too_large(const sub_problem *S, const fp_ilp_params *sp) {
+  ilp_model M;
+  int v = ilp_size(&M, S->g, sp, NULL);
+  ilp_free(&M);
+  return v == ILP_BUILD_TOO_SLOW || v == ILP_BUILD_TOO_BIG;
+}
+
 /* Cuts window [s0, s1) out of the current plan into J.  FP_OK (J->ready
  * false when the window has no room to improve) or an error. */
 static fp_status prepare(lns *L, int32_t s0, int32_t s1, window_job *J,
@@ -262,6 +272,11 @@ static fp_status prepare(lns *L, int32_t s0, int32_t s1, window_job *J,
   if (!(J->q = fp_plan_create()))
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   J->ready = window_params(L, &J->S, &J->sp);
+  if (J->ready && window_too_large(&J->S, &J->sp)) {
+    J->ready = false; /* its ILP would be refused: smaller windows next */
+    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 5 - 1;
+  }
   return FP_OK;
 }
 
