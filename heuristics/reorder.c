@@ -97,7 +97,10 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     /* Its orders are not evaluated on the way (Inductor's estimate picks
      * them), so the verifier sees the answer here. */
     fp_error why;
-    if (st == FP_OK && fp_plan_check(g, best, INT32_MAX, &why) != FP_OK)
+    fp_status ck = st == FP_OK ? fp_plan_check(g, best, INT32_MAX, &why) : st;
+    if (ck == FP_ENOMEM) /* the check itself ran out of memory */
+      st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    else if (st == FP_OK && ck != FP_OK)
       st = fp_error_set(err, FP_EINTERNAL, "order inductor: %s", why.msg);
   } else if (order == FP_ORDER_BEST)
     st = try_orders(g, p, &d, FP_ORDER_LISTED, FP_ORDER_DFS, best, &applied,
