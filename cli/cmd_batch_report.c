@@ -60,7 +60,10 @@ static double quantile(const double *v, int32_t n, double q) {
 
 /* The source graph of a record: its name before a cut's '@'. */
 static void source_graph(const fp_batch_record *r, char *out, size_t n) {
-  snprintf(out, n, "%s", r->graph[0] ? r->graph : r->source);
+  const char *src = r->graph[0] ? r->graph : r->source;
+  size_t len = strnlen(src, n - 1); /* truncated to fit, as intended */
+  memcpy(out, src, len);
+  out[len] = '\0';
   char *at = strchr(out, '@');
   if (at)
     *at = '\0';

@@ -158,10 +158,10 @@ typedef struct cluster_build {
    * -- it is reached by a path whose inner nodes may all share member i's
    * group (compatible with it).  seen/queue: a BFS over g's nodes. */
   uint8_t *reach, *fused, *bfused;
-  uint8_t *edge; /* edge[i*count+j]: j reads i's order buffer */
+  uint8_t *edge;         /* edge[i*count+j]: j reads i's order buffer */
   int32_t *seen, *queue; /* seen: 2*gen+1 / 2*gen+2, below: not yet */
   int32_t gen;           /* one per search, so seen needs no reset */
-  int32_t *order_buf; /* member -> its order buffer in sg, or -1 */
+  int32_t *order_buf;    /* member -> its order buffer in sg, or -1 */
 } cluster_build;
 
 /* Nodes one path search may visit; past it the search gives up on that
@@ -213,10 +213,10 @@ static bool search(cluster_build *B, int32_t i, bool forward, int32_t any) {
   B->seen[u] = fusible;
   while (head < tail) {
     int32_t w = B->queue[head++];
-    int32_t want = B->seen[w] == fusible &&
-                           (w == u || fp_graph_compatible(g, u, w))
-                       ? fusible
-                       : any;
+    int32_t want =
+        B->seen[w] == fusible && (w == u || fp_graph_compatible(g, u, w))
+            ? fusible
+            : any;
     const fp_node *nd = fp_graph_node(g, w);
     if (!forward) {
       for (int32_t a = 0; a < nd->n_reads; a++) {
@@ -579,8 +579,8 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   B.queue = malloc(((size_t)PATH_VISIT_CAP + 2) * sizeof *B.queue);
   if (B.seen)
     memset(B.seen, 0, ((size_t)n + 1) * sizeof *B.seen);
-  if (!B.node_map || !B.buf_map || !B.members || !B.seen || !B.queue || make_clusters(g, &C) != 0 ||
-      index_clusters(g, &C) != 0 ||
+  if (!B.node_map || !B.buf_map || !B.members || !B.seen || !B.queue ||
+      make_clusters(g, &C) != 0 || index_clusters(g, &C) != 0 ||
       !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto fail;
@@ -627,9 +627,8 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
   err = err ? err : &local;
   memset(cuts, 0, sizeof *cuts);
   double deadline = fp_clock_now() + time_s;
-  for (size_t i = 0;
-       i < (size_t)n_sizes &&
-       fp_clock_now() < deadline && !(prm->cancel && *prm->cancel);
+  for (size_t i = 0; i < (size_t)n_sizes && fp_clock_now() < deadline &&
+                     !(prm->cancel && *prm->cancel);
        i++) {
     solver_partition *part = &cuts->part[cuts->n++];
     fp_status st =

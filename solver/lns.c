@@ -64,7 +64,7 @@ typedef struct lns {
   fp_step *tl;   /* timeline of cur (node_count entries) */
   int32_t *step; /* step of every node in cur */
   sub_scratch scr;
-  int32_t W; /* target nodes per window (adaptive) */
+  int32_t W;          /* target nodes per window (adaptive) */
   int32_t w_max;      /* its upper end at this effort */
   int64_t node_limit; /* branch-and-bound nodes per window */
   int effort;         /* 0 .. EFFORT_LEVELS - 1 */

@@ -184,9 +184,9 @@ static fp_status propagate(sweep *S, fp_error *err) {
 /* The first sweep: every limit once, each warm-started from the point
  * before it (the first from the lowest-peak plan `low`, the last from
  * the least-traffic plan `top`, which meets that limit exactly). */
-static fp_status first_sweep(sweep *S, const fp_plan *low,
-                             const fp_plan *top, uint64_t p0, uint64_t p1,
-                             double each, fp_plan *scratch, fp_error *err) {
+static fp_status first_sweep(sweep *S, const fp_plan *low, const fp_plan *top,
+                             uint64_t p0, uint64_t p1, double each,
+                             fp_plan *scratch, fp_error *err) {
   fp_status st = FP_OK;
   S->p.objective = FP_OBJECTIVE_TRAFFIC;
   for (int32_t i = 0; st == FP_OK && i < S->n; i++) {
@@ -240,9 +240,10 @@ static fp_status refine(sweep *S, fp_plan *scratch, fp_error *err) {
 }
 
 /* Allocates the sweep's plans and counters.  FP_OK or FP_ENOMEM. */
-static fp_status sweep_init(sweep *S, const fp_graph *g, const fp_ilp_params *prm,
-                            int32_t n, const fp_planner *pl,
-                            fp_pareto_point *out, fp_error *err) {
+static fp_status sweep_init(sweep *S, const fp_graph *g,
+                            const fp_ilp_params *prm, int32_t n,
+                            const fp_planner *pl, fp_pareto_point *out,
+                            fp_error *err) {
   memset(S, 0, sizeof *S);
   S->g = g;
   S->pl = pl;

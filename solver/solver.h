@@ -95,9 +95,9 @@ typedef struct fp_ilp_params {
                                           *cancel != 0 (e.g. set from a
                                           SIGINT handler) */
   /* --method auto (fp_auto_solve) only: */
-  int32_t jobs;  /* >= 1: windows solved in parallel (default 1) */
-  uint64_t seed; /* window placement; same seed, jobs 1 and no time-limit
-                    cut: same plan */
+  int32_t jobs;       /* >= 1: windows solved in parallel (default 1) */
+  uint64_t seed;      /* window placement; same seed, jobs 1 and no time-limit
+                         cut: same plan */
   double known_bound; /* NaN (default), or a lower bound on the objective
                          already known to hold for every legal plan within
                          the limits: the search takes it instead of

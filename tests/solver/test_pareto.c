@@ -134,9 +134,9 @@ START_TEST(bounds_hold_under_every_limit) {
   fp_error err;
   fp_ilp_params_init(&prm);
   prm.time_limit_s = 0.4;
-  ck_assert_msg(fp_pareto(g, &prm, NPOINTS, fp_planner_find("auto"), pts,
-                          &err) == FP_OK,
-                "%s", err.msg);
+  ck_assert_msg(
+      fp_pareto(g, &prm, NPOINTS, fp_planner_find("auto"), pts, &err) == FP_OK,
+      "%s", err.msg);
   check_sweep(pts, NPOINTS);
   for (int i = 0; i < NPOINTS; i++) {
     fp_metrics best = exhaustive_at(g, FP_OBJECTIVE_TRAFFIC, pts[i].peak_limit);
