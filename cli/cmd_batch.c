@@ -26,6 +26,7 @@
 static const char batch_help[] =
     "usage: fuseplan batch GRAPH... [--manifest FILE] -o DIR [options]\n"
     "       fuseplan batch report DIR [--json] [--svg FILE]\n"
+    "       fuseplan batch merge DIR... -o OUT\n"
     "\n"
     "Solves every item (graph x peak limit) in a child process of its own\n"
     "and writes a dataset of gold plans into DIR (docs/formats.md): a\n"
@@ -48,7 +49,13 @@ static const char batch_help[] =
     "  -j, --jobs N     items at once (default 1), each single-threaded\n"
     "  --item-memory B  address space per item (default half the RAM / N;\n"
     "                   0: none)\n"
-    "  -q, --quiet      no progress on stderr\n";
+    "  --shard K/N      only the items of shard K (1..N) of N, by id\n"
+    "                   (a job array: one shard per task; then merge)\n"
+    "  -q, --quiet      no progress on stderr\n"
+    "\n"
+    "merge: copies the items of shard directories into OUT and assembles\n"
+    "its dataset as one run would; an id whose records differ between two\n"
+    "directories is refused (exit 3).\n";
 
 #define MAX_ITEMS 200000
 
@@ -432,6 +439,37 @@ static int read_run_options(const cli_args *a, fp_batch_options *o) {
   return 0;
 }
 
+/* Parses --shard K/N (1 <= K <= N <= 1000000) into *k, *n (1/1 when
+ * absent); 0 or EXIT_INPUT. */
+static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
+  const char *s = cli_get(a, "shard"), *slash = s ? strchr(s, '/') : NULL;
+  char left[32];
+  uint64_t x, y;
+  *k = *n = 1;
+  if (!s)
+    return 0;
+  if (!slash || (size_t)(slash - s) >= sizeof left)
+    return bad_input("--shard '%s': expected K/N with 1 <= K <= N", s);
+  memcpy(left, s, (size_t)(slash - s));
+  left[slash - s] = '\0';
+  if (cli_parse_uint(left, 1000000, &x) != 0 ||
+      cli_parse_uint(slash + 1, 1000000, &y) != 0 || x < 1 || y < 1 || x > y)
+    return bad_input("--shard '%s': expected K/N with 1 <= K <= N <= 1000000",
+                     s);
+  *k = (int32_t)x;
+  *n = (int32_t)y;
+  return 0;
+}
+
+/* Keeps only the items of shard k of n. */
+static void keep_shard(item_list *L, int32_t k, int32_t n) {
+  int32_t kept = 0;
+  for (int32_t i = 0; i < L->n; i++)
+    if (fp_batch_shard_of(L->v[i].id, n) == k)
+      L->v[kept++] = L->v[i];
+  L->n = kept;
+}
+
 /* Every item of the command line; 0 or an exit code. */
 static int collect_items(const cli_args *a, item_list *L) {
   defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
@@ -498,13 +536,16 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
 int cmd_batch(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "report") == 0)
     return cmd_batch_report(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "merge") == 0)
+    return cmd_batch_merge(argc - 1, argv + 1);
   cli_opt opts[] = {
       {"manifest", 0, true, NULL},      {"output", 'o', true, NULL},
       {"objective", 0, true, NULL},     {"peak-limit", 0, true, NULL},
       {"traffic-limit", 0, true, NULL}, {"time-limit", 0, true, NULL},
       {"method", 0, true, NULL},        {"compare", 0, true, NULL},
       {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
-      {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL}};
+      {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL},
+      {"shard", 0, true, NULL}};
   cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("batch", "%s", a.error);
@@ -513,9 +554,14 @@ int cmd_batch(int argc, char **argv) {
   fp_batch_options o;
   item_list L = {NULL, 0, 0};
   memset(&o, 0, sizeof o);
+  int32_t shard_k, shard_n;
   int rc = read_run_options(&a, &o);
   if (!rc)
+    rc = read_shard(&a, &shard_k, &shard_n);
+  if (!rc)
     rc = collect_items(&a, &L);
+  if (!rc)
+    keep_shard(&L, shard_k, shard_n);
   if (!rc)
     rc = run_batch(&a, &o, &L);
   free(L.v);
