@@ -24,7 +24,7 @@
 
 #include "batch/mpi.h"
 #include "model/graph.h"
-#include "model/io.h"
+#include "model/json.h"
 #include "model/util.h"
 
 enum { TAG_UP = 1, TAG_DOWN = 2 };        /* to rank 0; from rank 0 */

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "batch/batch.h"
+#ifdef HAVE_MPI
+#include "batch/mpi.h"
+#endif
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "model/io.h"
@@ -533,6 +536,62 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
   return last.failed ? EXIT_PROBLEM : EXIT_OK;
 }
 
+#ifdef HAVE_MPI
+/* The batch over the ranks of an MPI job (batch/mpi.h): rank 0 locks DIR,
+ * shows progress and the items each worker ran; the exit code (rank 0's;
+ * a failure on rank 0 aborts the job, so that no worker waits). */
+static int run_batch_mpi(const cli_args *a, fp_batch_options *o,
+                         item_list *L, int *argc, char ***argv) {
+  fp_error err;
+  int rank = 0, size = 1, fd = -1, rc = EXIT_OK;
+  fp_error_clear(&err);
+  if (fp_batch_mpi_init(argc, argv, &rank, &size, &err) != FP_OK)
+    return fprintf(stderr, "fuseplan batch: %s\n", err.msg), EXIT_INTERNAL;
+  progress_view view = {rank == 0 && isatty(2),
+                        rank != 0 || cli_get(a, "quiet") != NULL, 0};
+  fp_batch_progress last;
+  fp_batch_mpi_counts counts = {0, NULL};
+  memset(&last, 0, sizeof last);
+  if (rank == 0 && fp_batch_lock(o->dir, &fd, &err) != FP_OK) {
+    bad_input("%s", err.msg);
+    fp_batch_mpi_abort(EXIT_INPUT);
+  }
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
+  o->progress = rank == 0 ? show_progress : NULL;
+  o->progress_ctx = &view;
+  o->progress_every_s = view.tty ? 1 : 10;
+  o->cancel = &cli_interrupted;
+  fp_status st = fp_batch_mpi_run(L->v, L->n, o, &last, &counts, &err);
+  cli_untrap_interrupts(&trap);
+  if (view.tty && !view.quiet)
+    fputc('\n', stderr);
+  if (st != FP_OK) {
+    fprintf(stderr, "fuseplan batch: rank %d: %s\n", rank, err.msg);
+    fp_batch_unlock(fd);
+    fp_batch_mpi_abort(EXIT_INTERNAL);
+  }
+  if (rank == 0) {
+    fp_batch_unlock(fd);
+    if (last.failed || !view.quiet) {
+      fprintf(stderr,
+              "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
+              "infeasible), %d already done; dataset in %s\n",
+              (int)last.total, (int)last.done, (int)last.optimal,
+              (int)last.failed, (int)last.skipped, o->dir);
+      fprintf(stderr, "fuseplan batch: items per worker:");
+      for (int32_t r = 1; r < counts.size; r++)
+        fprintf(stderr, " rank %d: %d;", (int)r, (int)counts.per_rank[r]);
+      fputc('\n', stderr);
+    }
+    rc = last.failed ? EXIT_PROBLEM : EXIT_OK;
+  }
+  free(counts.per_rank);
+  fp_batch_mpi_finalize();
+  return rc;
+}
+#endif
+
 int cmd_batch(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "report") == 0)
     return cmd_batch_report(argc - 1, argv + 1);
@@ -562,6 +621,13 @@ int cmd_batch(int argc, char **argv) {
     rc = collect_items(&a, &L);
   if (!rc)
     keep_shard(&L, shard_k, shard_n);
+#ifdef HAVE_MPI
+  if (!rc && fp_batch_mpi_launched()) {
+    rc = run_batch_mpi(&a, &o, &L, &argc, &argv);
+    free(L.v);
+    return rc;
+  }
+#endif
   if (!rc)
     rc = run_batch(&a, &o, &L);
   free(L.v);
