@@ -23,8 +23,9 @@ int32_t fp_batch_shard_of(const char *id, int32_t n) {
   uint64_t v = 0;
   for (int i = 0; i < 16 && id[i]; i++) {
     char c = id[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                                                   : 0;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                   : 0;
     v = v << 4 | (uint64_t)d;
   }
   return n > 0 ? (int32_t)(v % (uint64_t)n) + 1 : 1;

@@ -27,8 +27,8 @@
 #include "model/json.h"
 #include "model/util.h"
 
-enum { TAG_UP = 1, TAG_DOWN = 2 };        /* to rank 0; from rank 0 */
-enum { MSG_READY = 0, MSG_DONE = 1 };     /* msg[0] */
+enum { TAG_UP = 1, TAG_DOWN = 2 };    /* to rank 0; from rank 0 */
+enum { MSG_READY = 0, MSG_DONE = 1 }; /* msg[0] */
 enum { MSG_KIND, MSG_ITEM, MSG_GOLD, MSG_FAILED, MSG_LEN };
 
 bool fp_batch_mpi_launched(void) {
@@ -51,9 +51,13 @@ fp_status fp_batch_mpi_init(int *argc, char ***argv, int *rank, int *size,
   return FP_OK;
 }
 
-void fp_batch_mpi_finalize(void) { MPI_Finalize(); }
+void fp_batch_mpi_finalize(void) {
+  MPI_Finalize();
+}
 
-void fp_batch_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+void fp_batch_mpi_abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
 
 /* ---- rank 0 -------------------------------------------------------------- */
 
@@ -109,8 +113,8 @@ static fp_status plan_order(const fp_batch_item *items, int32_t n,
     if (fp_batch_item_finished(dir, &items[i], rec))
       pr->skipped++;
     else
-      p[k++] = (pending){i, item_cost(&items[i], last_source, &nodes),
-                         items[i].id};
+      p[k++] =
+          (pending){i, item_cost(&items[i], last_source, &nodes), items[i].id};
   qsort(p, (size_t)k, sizeof *p, cmp_pending);
   *n_order = 0;
   for (int32_t i = 0; i < k; i++)
@@ -149,8 +153,8 @@ static fp_status cancelled(const master *M, fp_error *err) {
   size_t len = 0;
   for (int32_t r = 1; r < M->counts->size && len + 100 < sizeof list; r++)
     if (M->busy[r] >= 0)
-      len += (size_t)snprintf(list + len, sizeof list - len, "%srank %d: %.16s (%s)",
-                              len ? ", " : "", (int)r,
+      len += (size_t)snprintf(list + len, sizeof list - len,
+                              "%srank %d: %.16s (%s)", len ? ", " : "", (int)r,
                               M->items[M->busy[r]].id,
                               M->items[M->busy[r]].source);
   return fp_error_set(err, FP_EINTERNAL,

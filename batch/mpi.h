@@ -35,8 +35,8 @@ void fp_batch_mpi_abort(int code);
 
 /* The result of an MPI batch on rank 0. */
 typedef struct fp_batch_mpi_counts {
-  int32_t size;       /* ranks */
-  int32_t *per_rank;  /* items each rank ran ([0]: 0), size of them; free() */
+  int32_t size;      /* ranks */
+  int32_t *per_rank; /* items each rank ran ([0]: 0), size of them; free() */
 } fp_batch_mpi_counts;
 
 /* Runs the batch of items[0..n) over every rank (each rank calls it,

@@ -540,8 +540,8 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
 /* The batch over the ranks of an MPI job (batch/mpi.h): rank 0 locks DIR,
  * shows progress and the items each worker ran; the exit code (rank 0's;
  * a failure on rank 0 aborts the job, so that no worker waits). */
-static int run_batch_mpi(const cli_args *a, fp_batch_options *o,
-                         item_list *L, int *argc, char ***argv) {
+static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
+                         int *argc, char ***argv) {
   fp_error err;
   int rank = 0, size = 1, fd = -1, rc = EXIT_OK;
   fp_error_clear(&err);

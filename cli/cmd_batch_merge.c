@@ -45,8 +45,7 @@ int cmd_batch_merge(int argc, char **argv) {
     fprintf(stderr, "fuseplan batch merge: %s\n", err.msg);
     return EXIT_INPUT;
   }
-  fp_status st =
-      fp_batch_merge((const char *const *)a.pos, a.n_pos, out, &err);
+  fp_status st = fp_batch_merge((const char *const *)a.pos, a.n_pos, out, &err);
   fp_batch_unlock(fd);
   if (st != FP_OK)
     return cli_fail(&err);
@@ -54,8 +53,9 @@ int cmd_batch_merge(int argc, char **argv) {
     char **ids = NULL;
     int32_t n = 0;
     if (fp_batch_list_ids(out, &ids, &n, &err) == FP_OK)
-      fprintf(stderr, "fuseplan batch merge: %d items from %d directories "
-                      "in %s\n",
+      fprintf(stderr,
+              "fuseplan batch merge: %d items from %d directories "
+              "in %s\n",
               (int)n, a.n_pos, out);
     for (int32_t i = 0; i < n; i++)
       free(ids[i]);
