@@ -15,15 +15,18 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "batch/mpi.h"
 #include "model/graph.h"
+#include "model/io.h"
 #include "model/json.h"
 #include "model/util.h"
 
@@ -57,6 +60,45 @@ void fp_batch_mpi_finalize(void) {
 
 void fp_batch_mpi_abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+/* ---- notes of the items in flight ---------------------------------------- */
+
+/* A worker's note DIR/tmp/<id>.inflight ("rank R: source"), written
+ * before it runs an item and removed after: a note left behind names an
+ * item whose worker died. */
+static void inflight_path(const char *dir, const char *id, char *buf,
+                          size_t n) {
+  snprintf(buf, n, "%s/tmp/%s.inflight", dir, id);
+}
+
+/* Collects (and removes) the notes left in DIR/tmp into counts. */
+static void collect_lost(const char *dir, fp_batch_mpi_counts *counts) {
+  char path[4200], *text = NULL;
+  size_t len = 0, used = 0;
+  snprintf(path, sizeof path, "%s/tmp", dir);
+  DIR *d = opendir(path);
+  counts->n_lost = 0;
+  counts->lost[0] = '\0';
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t k = strlen(e->d_name);
+    if (k != 64 + 9 || strcmp(e->d_name + 64, ".inflight") != 0)
+      continue;
+    snprintf(path, sizeof path, "%s/tmp/%s", dir, e->d_name);
+    if (fp_file_read_all(path, &text, &len, NULL) == FP_OK) {
+      text[strcspn(text, "\n")] = '\0';
+      if (used + 100 < sizeof counts->lost)
+        used += (size_t)snprintf(counts->lost + used,
+                                 sizeof counts->lost - used, "%s%.16s (%.60s)",
+                                 used ? "; " : "", e->d_name, text);
+      counts->n_lost++;
+    }
+    free(text);
+    text = NULL;
+    unlink(path);
+  }
+  if (d)
+    closedir(d);
 }
 
 /* ---- rank 0 -------------------------------------------------------------- */
@@ -229,6 +271,7 @@ static fp_status run_master(const fp_batch_item *items, int32_t n,
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
   for (int32_t r = 0; M.busy && r < counts->size; r++)
     M.busy[r] = -1;
+  collect_lost(o->dir, counts);
   if (st == FP_OK)
     st = plan_order(items, n, o->dir, M.order, &M.n_order, &M.pr, err);
   if (st == FP_OK) {
@@ -265,8 +308,10 @@ static void test_rank_fault(const fp_batch_item *it) {
 
 static fp_status run_worker(const fp_batch_item *items, int32_t n,
                             const fp_batch_options *o, fp_error *err) {
-  int msg[MSG_LEN] = {MSG_READY, -1, 0, 0}, next;
+  int msg[MSG_LEN] = {MSG_READY, -1, 0, 0}, next, rank;
+  char note[4200], path[4200];
   fp_batch_record *rec = malloc(sizeof *rec);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   fp_status st = FP_OK;
   if (!rec)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -275,10 +320,15 @@ static fp_status run_worker(const fp_batch_item *items, int32_t n,
     MPI_Recv(&next, 1, MPI_INT, 0, TAG_DOWN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (next < 0 || next >= n)
       break;
+    inflight_path(o->dir, items[next].id, path, sizeof path);
+    int k =
+        snprintf(note, sizeof note, "rank %d: %s\n", rank, items[next].source);
+    fp_file_write_atomic(path, note, (size_t)k, NULL); /* a hint only */
 #ifdef FP_TEST_HOOKS
     test_rank_fault(&items[next]);
 #endif
     st = fp_batch_run_one(&items[next], o, rec, err);
+    unlink(path);
     if (st != FP_OK)
       break;
     msg[MSG_KIND] = MSG_DONE;

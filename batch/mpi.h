@@ -37,6 +37,9 @@ void fp_batch_mpi_abort(int code);
 typedef struct fp_batch_mpi_counts {
   int32_t size;      /* ranks */
   int32_t *per_rank; /* items each rank ran ([0]: 0), size of them; free() */
+  int32_t n_lost;    /* items in flight on a rank when the last MPI run over
+                        DIR died (found at the start of this one) */
+  char lost[1024];   /* them: "id-prefix (rank R: source)", "; "-joined */
 } fp_batch_mpi_counts;
 
 /* Runs the batch of items[0..n) over every rank (each rank calls it,

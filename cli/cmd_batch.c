@@ -550,7 +550,8 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
   progress_view view = {rank == 0 && isatty(2),
                         rank != 0 || cli_get(a, "quiet") != NULL, 0};
   fp_batch_progress last;
-  fp_batch_mpi_counts counts = {0, NULL};
+  fp_batch_mpi_counts counts;
+  memset(&counts, 0, sizeof counts);
   memset(&last, 0, sizeof last);
   if (rank == 0 && fp_batch_lock(o->dir, &fd, &err) != FP_OK) {
     bad_input("%s", err.msg);
@@ -564,6 +565,11 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
   o->cancel = &cli_interrupted;
   fp_status st = fp_batch_mpi_run(L->v, L->n, o, &last, &counts, &err);
   cli_untrap_interrupts(&trap);
+  if (rank == 0 && counts.n_lost)
+    fprintf(stderr,
+            "fuseplan batch: the last MPI run over %s died with %d items in "
+            "flight (run again now): %s\n",
+            o->dir, (int)counts.n_lost, counts.lost);
   if (view.tty && !view.quiet)
     fputc('\n', stderr);
   if (st != FP_OK) {

@@ -55,12 +55,15 @@ if [ $hooks = yes ]; then
   FUSEPLAN_TEST_FAULT=rankdie:zzvictim t_run $MPIRUN "$FUSEPLAN" batch \
     --manifest "$T/manifest" --compare greedy --time-limit 30 -o "$T/k"
   t_false "exit 0 after a dead worker" test "$T_RC" = 0
-  t_err_has "zzvictim"
+  cp "$T_ERR" "$T/err1"
   t_eq "finished before the death" "$(ls "$T/k/items" | wc -l | tr -d ' ')" 5
   ls -li --time-style=full-iso "$T/k/items" >"$T/before"
   t_run $MPIRUN "$FUSEPLAN" batch --manifest "$T/manifest" --compare greedy \
     --time-limit 30 -o "$T/k"
   t_exit 0 && t_err_has "1 run" && t_err_has "5 already done"
+  t_err_has "died with 1 items in flight"
+  t_true "the lost item is named (by rank 0 as it stopped, or by the rerun)" \
+    grep -q zzvictim "$T/err1" "$T_ERR"
   ls -li --time-style=full-iso "$T/k/items" >"$T/after"
   t_true "a finished item was recomputed" sh -c \
     "grep -v total '$T/before' | while read -r l; do grep -qxF \"\$l\" '$T/after' || exit 1; done"
