@@ -42,7 +42,8 @@ fp_status fp_batch_list_ids(const char *dir, char ***ids, int32_t *n,
     (*n)++;
   }
   closedir(d);
-  qsort(*ids, (size_t)*n, sizeof **ids, cmp_str);
+  if (*n)
+    qsort(*ids, (size_t)*n, sizeof **ids, cmp_str);
   return FP_OK;
 }
 
