@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential autoconf automake libtool pkg-config libglpk-dev libcjson-dev check zlib1g-dev glpk-utils mandoc librsvg2-bin nettle-dev python3-venv"
+packages="build-essential autoconf automake libtool pkg-config libglpk-dev libcjson-dev check zlib1g-dev glpk-utils mandoc librsvg2-bin nettle-dev python3-venv openmpi-bin libopenmpi-dev"
 
 install_deps() {
   missing=""

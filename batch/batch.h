@@ -126,10 +126,44 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
                        const fp_batch_options *o, fp_batch_progress *last,
                        fp_error *err);
 
+/* Runs item `it` in a child process of its own under o's limits, as
+ * fp_batch_run does (o->jobs and o->progress are not used), and waits for
+ * it: *rec is its record, written to DIR/items (a death record when the
+ * child died).  DIR's lock is not taken (the caller coordinates).  FP_EIO
+ * when fork fails or the record cannot be written; FP_EINTERNAL when
+ * cancelled (the item is killed). */
+fp_status fp_batch_run_one(const fp_batch_item *it, const fp_batch_options *o,
+                           fp_batch_record *rec, fp_error *err);
+
+/* Whether item `it` is finished in DIR (its record is there, with a
+ * status other than error); *rec is that record. */
+bool fp_batch_item_finished(const char *dir, const fp_batch_item *it,
+                            fp_batch_record *rec);
+
 /* Writes DIR/index.jsonl, DIR/pairs.csv.gz and DIR/nodes.csv.gz from
  * every item record in DIR/items (in id order), atomically.  FP_EIO,
  * FP_ENOMEM. */
 fp_status fp_batch_assemble(const char *dir, fp_error *err);
+
+/* The ids of DIR/items/<id>.json, sorted, into a fresh array (*ids and
+ * each of its *n strings: free()).  FP_EIO when DIR/items cannot be
+ * opened. */
+fp_status fp_batch_list_ids(const char *dir, char ***ids, int32_t *n,
+                            fp_error *err);
+
+/* The shard, 1 to n, of item id `id` (64 hex digits): its leading 64
+ * bits modulo n, plus one, so that it is the same on every machine. */
+int32_t fp_batch_shard_of(const char *id, int32_t n);
+
+/* Copies the items of directories dirs[0..n_dirs) (their item records,
+ * plans and label files) into OUT, each file atomically and the item
+ * record last, then assembles OUT's dataset (fp_batch_assemble).  An id
+ * found in two places (two dirs, or a dir and OUT) with item records
+ * that differ is refused before anything is written: FP_EINPUT naming
+ * the id and both directories.  OUT must be locked by the caller
+ * (fp_batch_lock).  FP_EIO, FP_ENOMEM. */
+fp_status fp_batch_merge(const char *const *dirs, int32_t n_dirs,
+                         const char *out, fp_error *err);
 
 /* Every record of DIR/index.jsonl, in a fresh array (*out, free()).
  * FP_EIO when it is missing, FP_EINPUT naming the line of a bad row. */

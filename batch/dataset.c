@@ -17,9 +17,8 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The ids of DIR/items/<id>.json, sorted, into a fresh array. */
-static fp_status list_ids(const char *dir, char ***ids, int32_t *n,
-                          fp_error *err) {
+fp_status fp_batch_list_ids(const char *dir, char ***ids, int32_t *n,
+                            fp_error *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/items", dir);
   DIR *d = opendir(path);
@@ -43,7 +42,8 @@ static fp_status list_ids(const char *dir, char ***ids, int32_t *n,
     (*n)++;
   }
   closedir(d);
-  qsort(*ids, (size_t)*n, sizeof **ids, cmp_str);
+  if (*n)
+    qsort(*ids, (size_t)*n, sizeof **ids, cmp_str);
   return FP_OK;
 }
 
@@ -89,7 +89,7 @@ fp_status fp_batch_assemble(const char *dir, fp_error *err) {
   int32_t n = 0;
   outputs O;
   memset(&O, 0, sizeof O);
-  fp_status st = list_ids(dir, &ids, &n, err);
+  fp_status st = fp_batch_list_ids(dir, &ids, &n, err);
   for (int i = 0; i < 3; i++)
     O.f[i] = open_memstream(&O.text[i], &O.len[i]);
   if (st == FP_OK && (!O.f[0] || !O.f[1] || !O.f[2]))

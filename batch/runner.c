@@ -250,9 +250,8 @@ typedef struct run_state {
   double t0, last_report;
 } run_state;
 
-/* Whether item i is finished in DIR (a record that is not an error). */
-static bool finished(const char *dir, const fp_batch_item *it,
-                     fp_batch_record *rec) {
+bool fp_batch_item_finished(const char *dir, const fp_batch_item *it,
+                            fp_batch_record *rec) {
   return read_record(dir, it->id, rec, NULL) == FP_OK &&
          strcmp(rec->status, "error") != 0;
 }
@@ -393,7 +392,7 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
     bool dup = false; /* the same item twice (a glob and a manifest) */
     for (int32_t j = 0; j < n_todo && !dup; j++)
       dup = strcmp(items[todo[j]].id, items[i].id) == 0;
-    if (finished(o->dir, &items[i], &S->rec) || dup)
+    if (fp_batch_item_finished(o->dir, &items[i], &S->rec) || dup)
       S->pr.skipped++;
     else
       todo[n_todo++] = i;
@@ -419,5 +418,33 @@ done:
     free(S->slots);
   free(S);
   free(todo);
+  return st;
+}
+
+fp_status fp_batch_run_one(const fp_batch_item *it, const fp_batch_options *o,
+                           fp_batch_record *rec, fp_error *err) {
+  fp_batch_options one = *o;
+  one.jobs = 1;
+  one.progress = NULL;
+  one.progress_every_s = 0;
+  run_state *S = calloc(1, sizeof *S);
+  slot s;
+  int32_t todo = 0;
+  sigset_t chld, old;
+  if (!S)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  memset(&s, 0, sizeof s);
+  S->items = it;
+  S->o = &one;
+  S->slots = &s;
+  S->t0 = S->last_report = fp_clock_now();
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old);
+  fp_status st = run_items(S, &todo, 1, &chld, err);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (st == FP_OK)
+    *rec = S->rec;
+  free(S);
   return st;
 }

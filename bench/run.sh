@@ -111,6 +111,12 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/inductor-loop.sh" "$builddir/fuseplan"
   echo
+  echo "## Gold plans across processes and machines (issue: cluster)"
+  echo
+  echo "\`bench/cluster.sh\` prints this (\`FP_CLUSTER_CUTS\`: cuts per graph)."
+  echo
+  bash "$srcdir/bench/cluster.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"

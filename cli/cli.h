@@ -36,6 +36,7 @@ int cmd_pareto(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_batch_report(int argc, char **argv);
+int cmd_batch_merge(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
 
 /* Prints "fuseplan: <msg>" to stderr and returns the exit code for the

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "batch/batch.h"
+#ifdef HAVE_MPI
+#include "batch/mpi.h"
+#endif
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "model/io.h"
@@ -26,12 +29,16 @@
 static const char batch_help[] =
     "usage: fuseplan batch GRAPH... [--manifest FILE] -o DIR [options]\n"
     "       fuseplan batch report DIR [--json] [--svg FILE]\n"
+    "       fuseplan batch merge DIR... -o OUT\n"
     "\n"
     "Solves every item (graph x peak limit) in a child process of its own\n"
     "and writes a dataset of gold plans into DIR (docs/formats.md): a\n"
     "GRAPH may be a file, a directory (its graph files) or a glob.\n"
     "Rerunning the same command skips finished items.  Exit 0 when every\n"
     "item is ok, 1 when some failed or were infeasible, 3 for bad input.\n"
+    "Started by mpirun -np N (when built with MPI), rank 0 hands the items\n"
+    "out to the other ranks; DIR must be on a shared filesystem\n"
+    "(docs/cluster.md).\n"
     "\n"
     "  --manifest FILE  JSON Lines, one item spec per line (docs/formats.md)\n"
     "  -o, --output DIR the dataset directory (locked while a batch runs)\n"
@@ -48,7 +55,13 @@ static const char batch_help[] =
     "  -j, --jobs N     items at once (default 1), each single-threaded\n"
     "  --item-memory B  address space per item (default half the RAM / N;\n"
     "                   0: none)\n"
-    "  -q, --quiet      no progress on stderr\n";
+    "  --shard K/N      only the items of shard K (1..N) of N, by id\n"
+    "                   (a job array: one shard per task; then merge)\n"
+    "  -q, --quiet      no progress on stderr\n"
+    "\n"
+    "merge: copies the items of shard directories into OUT and assembles\n"
+    "its dataset as one run would; an id whose records differ between two\n"
+    "directories is refused (exit 3).\n";
 
 #define MAX_ITEMS 200000
 
@@ -432,6 +445,37 @@ static int read_run_options(const cli_args *a, fp_batch_options *o) {
   return 0;
 }
 
+/* Parses --shard K/N (1 <= K <= N <= 1000000) into *k, *n (1/1 when
+ * absent); 0 or EXIT_INPUT. */
+static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
+  const char *s = cli_get(a, "shard"), *slash = s ? strchr(s, '/') : NULL;
+  char left[32];
+  uint64_t x, y;
+  *k = *n = 1;
+  if (!s)
+    return 0;
+  if (!slash || (size_t)(slash - s) >= sizeof left)
+    return bad_input("--shard '%s': expected K/N with 1 <= K <= N", s);
+  memcpy(left, s, (size_t)(slash - s));
+  left[slash - s] = '\0';
+  if (cli_parse_uint(left, 1000000, &x) != 0 ||
+      cli_parse_uint(slash + 1, 1000000, &y) != 0 || x < 1 || y < 1 || x > y)
+    return bad_input("--shard '%s': expected K/N with 1 <= K <= N <= 1000000",
+                     s);
+  *k = (int32_t)x;
+  *n = (int32_t)y;
+  return 0;
+}
+
+/* Keeps only the items of shard k of n. */
+static void keep_shard(item_list *L, int32_t k, int32_t n) {
+  int32_t kept = 0;
+  for (int32_t i = 0; i < L->n; i++)
+    if (fp_batch_shard_of(L->v[i].id, n) == k)
+      L->v[kept++] = L->v[i];
+  L->n = kept;
+}
+
 /* Every item of the command line; 0 or an exit code. */
 static int collect_items(const cli_args *a, item_list *L) {
   defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
@@ -495,16 +539,81 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
   return last.failed ? EXIT_PROBLEM : EXIT_OK;
 }
 
+#ifdef HAVE_MPI
+/* The batch over the ranks of an MPI job (batch/mpi.h): rank 0 locks DIR,
+ * shows progress and the items each worker ran; the exit code (rank 0's;
+ * a failure on rank 0 aborts the job, so that no worker waits). */
+static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
+                         int *argc, char ***argv) {
+  fp_error err;
+  int rank = 0, size = 1, fd = -1, rc = EXIT_OK;
+  fp_error_clear(&err);
+  if (fp_batch_mpi_init(argc, argv, &rank, &size, &err) != FP_OK)
+    return fprintf(stderr, "fuseplan batch: %s\n", err.msg), EXIT_INTERNAL;
+  progress_view view = {rank == 0 && isatty(2),
+                        rank != 0 || cli_get(a, "quiet") != NULL, 0};
+  fp_batch_progress last;
+  fp_batch_mpi_counts counts;
+  memset(&counts, 0, sizeof counts);
+  memset(&last, 0, sizeof last);
+  if (rank == 0 && fp_batch_lock(o->dir, &fd, &err) != FP_OK) {
+    bad_input("%s", err.msg);
+    fp_batch_mpi_abort(EXIT_INPUT);
+  }
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
+  o->progress = rank == 0 ? show_progress : NULL;
+  o->progress_ctx = &view;
+  o->progress_every_s = view.tty ? 1 : 10;
+  o->cancel = &cli_interrupted;
+  fp_status st = fp_batch_mpi_run(L->v, L->n, o, &last, &counts, &err);
+  cli_untrap_interrupts(&trap);
+  if (rank == 0 && counts.n_lost)
+    fprintf(stderr,
+            "fuseplan batch: the last MPI run over %s died with %d items in "
+            "flight (run again now): %s\n",
+            o->dir, (int)counts.n_lost, counts.lost);
+  if (view.tty && !view.quiet)
+    fputc('\n', stderr);
+  if (st != FP_OK) {
+    fprintf(stderr, "fuseplan batch: rank %d: %s\n", rank, err.msg);
+    fp_batch_unlock(fd);
+    fp_batch_mpi_abort(EXIT_INTERNAL);
+  }
+  if (rank == 0) {
+    fp_batch_unlock(fd);
+    if (last.failed || !view.quiet) {
+      fprintf(stderr,
+              "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
+              "infeasible), %d already done; dataset in %s\n",
+              (int)last.total, (int)last.done, (int)last.optimal,
+              (int)last.failed, (int)last.skipped, o->dir);
+      fprintf(stderr, "fuseplan batch: items per worker:");
+      for (int32_t r = 1; r < counts.size; r++)
+        fprintf(stderr, " rank %d: %d;", (int)r, (int)counts.per_rank[r]);
+      fputc('\n', stderr);
+    }
+    rc = last.failed ? EXIT_PROBLEM : EXIT_OK;
+  }
+  free(counts.per_rank);
+  fp_batch_mpi_finalize();
+  return rc;
+}
+#endif
+
 int cmd_batch(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "report") == 0)
     return cmd_batch_report(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "merge") == 0)
+    return cmd_batch_merge(argc - 1, argv + 1);
   cli_opt opts[] = {
       {"manifest", 0, true, NULL},      {"output", 'o', true, NULL},
       {"objective", 0, true, NULL},     {"peak-limit", 0, true, NULL},
       {"traffic-limit", 0, true, NULL}, {"time-limit", 0, true, NULL},
       {"method", 0, true, NULL},        {"compare", 0, true, NULL},
       {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
-      {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL}};
+      {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL},
+      {"shard", 0, true, NULL}};
   cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("batch", "%s", a.error);
@@ -513,9 +622,21 @@ int cmd_batch(int argc, char **argv) {
   fp_batch_options o;
   item_list L = {NULL, 0, 0};
   memset(&o, 0, sizeof o);
+  int32_t shard_k, shard_n;
   int rc = read_run_options(&a, &o);
   if (!rc)
+    rc = read_shard(&a, &shard_k, &shard_n);
+  if (!rc)
     rc = collect_items(&a, &L);
+  if (!rc)
+    keep_shard(&L, shard_k, shard_n);
+#ifdef HAVE_MPI
+  if (!rc && fp_batch_mpi_launched()) {
+    rc = run_batch_mpi(&a, &o, &L, &argc, &argv);
+    free(L.v);
+    return rc;
+  }
+#endif
   if (!rc)
     rc = run_batch(&a, &o, &L);
   free(L.v);
