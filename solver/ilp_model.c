@@ -164,10 +164,14 @@ static void add_row(builder *B, double lo, double up, const char *name,
   rowbuf *rb = &B->rb;
   ilp_model *M = B->M;
   int nz = 0;
-  if (build_stopped(M))
-    rb->off = B->traffic.off = true; /* what follows only unwinds */
+  if (build_stopped(M)) { /* what follows only unwinds: the model is */
+    rb->off = B->traffic.off = true; /* dropped, and a column skipped by */
+    rb->n = 0;                       /* add_col (index 0) must never */
+    rb->cst = 0;                     /* reach GLPK, which aborts on it */
+    return;
+  }
   for (int i = 1; i <= rb->n; i++)
-    if (rb->val[i] != 0)
+    if (rb->val[i] != 0 && rb->ind[i] > 0)
       rb->ind[++nz] = rb->ind[i], rb->val[nz] = rb->val[i];
   if (nz == 0 && (rb->cst < lo - 1e-9 || rb->cst > up + 1e-9))
     M->infeasible = true; /* e.g. windows that cannot all hold */
