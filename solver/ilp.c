@@ -417,7 +417,7 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
   fp_solver_info first = *fp_plan_solver_const(out);
   bool proved = strcmp(first.status, "optimal") == 0;
   first.levels_proven = proved ? 1 : 0;
-  if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED &&
+  if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED && prm->levels > 1 &&
       fp_graph_node_count(g) > 0 &&
       (st = second_level(g, prm, t0, out, mm, &first.levels_proven, err)) !=
           FP_OK)

@@ -34,6 +34,15 @@
 /* Passes over the plan in a row without an improvement before the
  * search raises its effort (or stops, at the top level). */
 #define IDLE_PASSES 2
+/* The search opens with a sweep: two passes of small windows of fixed
+ * size, the second's boundaries halfway between the first's, so that
+ * every pair of neighbouring groups shares a small window once.  Small
+ * windows prove in milliseconds what a larger window's model may not
+ * find in its budget (moving one node between two neighbouring groups:
+ * volo_d1_224 backward), and no group boundary is left unvisited by the
+ * random offsets of the adaptive passes that follow. */
+#define SWEEP_PASSES 2
+#define SWEEP_NODES 8
 /* Effort levels: each doubles the time and branch-and-bound nodes a
  * window may take and widens the windows, so that time left over goes
  * where the bound says there is still something to gain instead of being
@@ -72,6 +81,8 @@ typedef struct lns {
   int64_t glpk_peak; /* most bytes GLPK's heap held, over all windows */
   double bound;      /* lower bound on the objective, valid for every plan */
   uint64_t rng;
+  bool sweeping; /* the opening sweep: fixed window size */
+  int32_t first; /* the last pass's first-window length */
   bool second; /* passes on the other figure, the objective held (the
                   lexicographic second level) */
 } lns;
@@ -161,6 +172,10 @@ static bool window_params(const lns *L, const sub_problem *S,
   sp->lp_out = sp->mps_out = NULL;
   sp->max_fusion_size = 0; /* the sub-graph carries L->k */
   sp->jobs = 1;
+  /* A window's own second level would spend the whole window budget on
+   * the other figure of a few steps; auto's second phase (L->second)
+   * lowers it on the whole plan instead. */
+  sp->levels = 1;
   double left = L->deadline - fp_clock_now();
   sp->time_limit_s = left < L->win_time ? left : L->win_time;
   if (sp->time_limit_s < 0.05)
@@ -180,15 +195,19 @@ static bool window_params(const lns *L, const sub_problem *S,
 }
 
 /* Grows or shrinks the window after a solve: proved optimal with work to
- * spare -> larger windows; not proved -> smaller. */
+ * spare -> one node larger; not proved -> a quarter smaller.  Additive
+ * growth and multiplicative shrinking keep most windows at a size that
+ * proves: an unproved window costs its whole budget and rarely helps. */
 static void adapt(lns *L, const fp_solver_info *si) {
+  if (L->sweeping)
+    return; /* the sweep keeps its size: its two passes interleave */
   bool proved = strcmp(si->status, "optimal") == 0;
   if (proved && si->nodes < L->node_limit / 4 &&
       si->time_s < 0.25 * L->win_time)
-    L->W = L->W + L->W / 4 + 1 > L->w_max ? L->w_max : L->W + L->W / 4 + 1;
+    L->W = L->W + 1 > L->w_max ? L->w_max : L->W + 1;
   else if (!proved)
-    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
-                                                    : L->W - L->W / 5 - 1;
+    L->W = L->W - L->W / 4 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 4 - 1;
 }
 
 /* Splices the window's plan q in and keeps it when the whole plan gets
@@ -404,6 +423,9 @@ static fp_status plan_pass(lns *L, window_ref **out, int32_t *count,
   if (!w)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   int32_t s0 = 0, first = (int32_t)(next_random(L) % (uint64_t)L->W);
+  if (L->sweeping && L->first > 0) /* halfway between the last pass's */
+    first = (L->first + L->W / 2) % L->W;
+  L->first = first > 0 ? first : L->W;
   fp_status st = FP_OK;
   while (st == FP_OK && s0 < T) {
     int32_t W = L->W, s1;
@@ -573,6 +595,16 @@ static bool raise_effort(lns *L) {
  * are accepted only when solver_better says so). */
 static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   fp_status st = FP_OK;
+  L->sweeping = true;
+  L->W = SWEEP_NODES;
+  for (int i = 0; st == FP_OK && i < SWEEP_PASSES && !out_of_time(L) &&
+                  fp_objective_value(prm, &L->cur_m) > L->bound;
+       i++) {
+    bool improved;
+    st = run_pass(L, &improved, err);
+  }
+  L->sweeping = false;
+  L->W = FP_AUTO_WINDOW_START;
   for (int idle = 0; st == FP_OK && !out_of_time(L) &&
                      fp_objective_value(prm, &L->cur_m) > L->bound;) {
     bool improved;

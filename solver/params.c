@@ -49,6 +49,7 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->jobs = FP_AUTO_DEFAULT_JOBS;
   prm->seed = FP_AUTO_DEFAULT_SEED;
   prm->known_bound = NAN;
+  prm->levels = FP_ILP_DEFAULT_LEVELS;
 }
 
 /* FP_OK, or FP_EARG with a message naming the first bad field.  The
@@ -72,6 +73,8 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
     return fp_error_set(err, FP_EARG,
                         "solver params: window must be >= 0, or "
                         "FP_ILP_WINDOW_EXACT / FP_ILP_WINDOW_AUTO");
+  if (prm->levels < 1 || prm->levels > 2)
+    return fp_error_set(err, FP_EARG, "solver params: levels must be 1 or 2");
   if (prm->node_limit < 0)
     return fp_error_set(err, FP_EARG, "solver params: node_limit must be >= 0");
   if (prm->jobs < 1 || prm->jobs > FP_AUTO_MAX_JOBS)

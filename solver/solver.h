@@ -58,6 +58,7 @@ typedef struct fp_ilp_progress {
 #define FP_ILP_EXACT_NODES 40
 #define FP_ILP_AUTO_WINDOW 4
 #define FP_EXHAUSTIVE_MAX_NODES 10
+#define FP_ILP_DEFAULT_LEVELS 2 /* the objective, then the other figure */
 
 /* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
 typedef struct fp_ilp_params {
@@ -94,6 +95,10 @@ typedef struct fp_ilp_params {
                                           the best plan so far, once
                                           *cancel != 0 (e.g. set from a
                                           SIGINT handler) */
+  int32_t levels; /* lexicographic levels: 2 (default) minimizes the other
+                     figure among the objective's optima once the first
+                     is proven; 1 stops at the first (auto's windows:
+                     its own second phase does that on the whole plan) */
   /* --method auto (fp_auto_solve) only: */
   int32_t jobs;       /* >= 1: windows solved in parallel (default 1) */
   uint64_t seed;      /* window placement; same seed, jobs 1 and no time-limit

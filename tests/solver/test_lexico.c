@@ -62,6 +62,48 @@ START_TEST(ilp_equals_exhaustive_lexicographic_optimum) {
 }
 END_TEST
 
+/* levels = 1 stops at the first level: the objective's optimum, proven,
+ * with levels_proven 1 and the objective of two levels; the plan of two
+ * levels, when both are proven, is lexicographically no worse. */
+START_TEST(one_level_stops_at_the_objective) {
+  int stopped = 0;
+  for (int i = 0; i < 20; i++) {
+    tu_rng r = {(uint64_t)(_i * 100 + i) * 2654435761u + 7};
+    fp_graph *g = tu_random_graph(&r, 4, 8);
+    fp_objective o = i % 2 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm);
+    prm.objective = o;
+    prm.peak_limit = FP_NO_LIMIT;
+    prm.window = FP_ILP_WINDOW_EXACT;
+    prm.time_limit_s = 20;
+    fp_plan *one = fp_plan_create(), *two = fp_plan_create();
+    fp_metrics m1, m2;
+    fp_error err;
+    prm.levels = 1;
+    ck_assert_msg(fp_ilp_solve(g, &prm, one, &m1, &err) == FP_OK, "%s",
+                  err.msg);
+    prm.levels = 2;
+    ck_assert_msg(fp_ilp_solve(g, &prm, two, &m2, &err) == FP_OK, "%s",
+                  err.msg);
+    ck_assert_int_le(fp_plan_solver(one)->levels_proven, 1);
+    if (strcmp(fp_plan_solver(one)->status, "optimal") == 0 &&
+        strcmp(fp_plan_solver(two)->status, "optimal") == 0) {
+      stopped++;
+      ck_assert_int_eq(fp_plan_solver(one)->levels_proven, 1);
+      ck_assert(fp_objective_value(&prm, &m1) ==
+                fp_objective_value(&prm, &m2));
+      if (fp_plan_solver(two)->levels_proven == 2) /* two's is the lex. */
+        ck_assert(!lex_less(o, &m1, &m2));          /* optimum */
+    }
+    fp_plan_destroy(one);
+    fp_plan_destroy(two);
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_gt(stopped, 15);
+}
+END_TEST
+
 /* Heuristic plans in every order, and unconstrained greedy fusion: starts
  * of all sorts, some above the peak limit. */
 static int make_starts(const fp_graph *g, fp_plan **starts) {
@@ -147,6 +189,7 @@ int main(void) {
   tcase_add_loop_test(tc, ilp_equals_exhaustive_lexicographic_optimum, 0, 3);
   tcase_add_loop_test(tc, answers_never_beaten_by_their_starts, 0, 4);
   tcase_add_test(tc, illegal_start_is_refused);
+  tcase_add_loop_test(tc, one_level_stops_at_the_objective, 0, 2);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -20,6 +20,7 @@ START_TEST(params_defaults_and_names) {
   ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
   ck_assert(p.mip_gap == 0.0);
   ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
+  ck_assert_int_eq(p.levels, FP_ILP_DEFAULT_LEVELS);
   ck_assert_int_eq(p.max_fusion_size, 0);
   ck_assert_ptr_null(p.warm_start);
   ck_assert_ptr_null(p.lp_out);
@@ -78,6 +79,12 @@ static void bad_window(fp_ilp_params *p) {
 static void bad_size(fp_ilp_params *p) {
   p->max_fusion_size = -1;
 }
+static void bad_levels_low(fp_ilp_params *p) {
+  p->levels = 0;
+}
+static void bad_levels_high(fp_ilp_params *p) {
+  p->levels = 3;
+}
 
 START_TEST(params_check_names_the_field) {
   expect_bad(bad_objective, "objective");
@@ -90,6 +97,8 @@ START_TEST(params_check_names_the_field) {
   expect_bad(bad_lambda_inf, "lambda");
   expect_bad(bad_window, "window");
   expect_bad(bad_size, "max_fusion_size");
+  expect_bad(bad_levels_low, "levels");
+  expect_bad(bad_levels_high, "levels");
   fp_ilp_params p;
   fp_ilp_params_init(&p);
   p.window = 0; /* boundary values are fine */
@@ -97,6 +106,7 @@ START_TEST(params_check_names_the_field) {
   p.window = FP_ILP_WINDOW_EXACT;
   ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
   p.window = FP_ILP_WINDOW_AUTO;
+  p.levels = 1;
   p.lambda = 0;
   p.max_fusion_size = 1;
   p.peak_limit = 1;
