@@ -83,8 +83,8 @@ typedef struct lns {
   uint64_t rng;
   bool sweeping; /* the opening sweep: fixed window size */
   int32_t first; /* the last pass's first-window length */
-  bool second; /* passes on the other figure, the objective held (the
-                  lexicographic second level) */
+  bool second;   /* passes on the other figure, the objective held (the
+                    lexicographic second level) */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */

@@ -91,10 +91,9 @@ START_TEST(one_level_stops_at_the_objective) {
         strcmp(fp_plan_solver(two)->status, "optimal") == 0) {
       stopped++;
       ck_assert_int_eq(fp_plan_solver(one)->levels_proven, 1);
-      ck_assert(fp_objective_value(&prm, &m1) ==
-                fp_objective_value(&prm, &m2));
+      ck_assert(fp_objective_value(&prm, &m1) == fp_objective_value(&prm, &m2));
       if (fp_plan_solver(two)->levels_proven == 2) /* two's is the lex. */
-        ck_assert(!lex_less(o, &m1, &m2));          /* optimum */
+        ck_assert(!lex_less(o, &m1, &m2));         /* optimum */
     }
     fp_plan_destroy(one);
     fp_plan_destroy(two);
