@@ -23,7 +23,8 @@ enum {
   EXIT_USAGE = 2,      /* bad command line */
   EXIT_INPUT = 3,      /* invalid input file */
   EXIT_INTERNAL = 4,   /* internal, output or solver failure */
-  EXIT_UNAVAILABLE = 5 /* run: backend not built, or no GPU */
+  EXIT_UNAVAILABLE = 5, /* run: backend not built, or no GPU */
+  EXIT_OVER_MEMORY = 6  /* run: the run would exceed --memory-limit */
 };
 
 int cmd_info(int argc, char **argv);
@@ -104,6 +105,15 @@ typedef struct cli_trap {
 } cli_trap;
 void cli_trap_interrupts(cli_trap *saved);
 void cli_untrap_interrupts(const cli_trap *saved);
+
+/* Installs, once at start-up, what the signals that end the process do
+ * to the outputs being written: SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+ * SIGPIPE, SIGALRM, SIGXCPU, SIGUSR1 and SIGUSR2 remove the temporary
+ * files of atomic writes in progress, then end the process as before (by
+ * the same signal); SIGXFSZ is ignored, so a write past the file-size
+ * limit (ulimit -f) fails like any other (exit 4, the target untouched).
+ * A signal ignored when the process started stays ignored. */
+void cli_trap_fatal_signals(void);
 
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */

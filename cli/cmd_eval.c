@@ -22,7 +22,8 @@ static const char eval_help[] =
     "  --json             one JSON object on stdout\n"
     "  --timeline FILE    per-step live memory, reads and writes: CSV, or an\n"
     "                     SVG plot when FILE ends in .svg (the peak marked,\n"
-    "                     a tooltip naming the kernel at each step)\n";
+    "                     a tooltip naming the kernel at each step)\n"
+    CLI_INPUT_OPTIONS_HELP;
 
 static const char verify_help[] =
     "usage: fuseplan verify GRAPH PLAN\n"
@@ -31,7 +32,7 @@ static const char verify_help[] =
     "fusions, max_fusion_size, dependency order); exit 1 naming the first\n"
     "violation otherwise.  When the plan file states \"metrics\"\n"
     "(traffic_bytes, peak_bytes, kernels), they must equal the evaluator's\n"
-    "figures, to the byte.\n";
+    "figures, to the byte.\n" CLI_INPUT_OPTIONS_HELP;
 
 static const char compare_help[] =
     "usage: fuseplan compare GRAPH PLAN... [--json] [--timeline FILE.svg]\n"
@@ -42,7 +43,7 @@ static const char compare_help[] =
     "  --timeline FILE    an SVG plot of every legal plan's live memory at\n"
     "                     each step, overlaid, each peak marked, each plan\n"
     "                     named by its solver.method (by its file when two\n"
-    "                     plans state the same one)\n";
+    "                     plans state the same one)\n" CLI_INPUT_OPTIONS_HELP;
 
 /* Evaluates the eager plan of g. */
 static int eval_eager(const fp_graph *g, fp_metrics *m) {
@@ -135,7 +136,7 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
 
 int cmd_eval(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 2};
+  cli_args a = {.opts = opts, .n_opts = 2, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("eval", "%s", a.error);
   if (a.help)
@@ -203,7 +204,7 @@ static int check_claims(const fp_graph *g, const fp_plan *p, const char *path) {
 }
 
 int cmd_verify(int argc, char **argv) {
-  cli_args a = {.opts = NULL, .n_opts = 0};
+  cli_args a = {.opts = NULL, .n_opts = 0, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("verify", "%s", a.error);
   if (a.help)
@@ -322,7 +323,7 @@ static void kept_free(kept_plans *k) {
 
 int cmd_compare(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 2};
+  cli_args a = {.opts = opts, .n_opts = 2, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("compare", "%s", a.error);
   if (a.help)

@@ -14,7 +14,8 @@ static const char info_help[] =
     "Prints node and buffer counts, total and resident bytes, the eager\n"
     "plan's traffic and peak (every node alone, listed order), and lower\n"
     "bounds on traffic and peak that hold for every legal plan.\n"
-    "  --json   one JSON object on stdout instead of text\n";
+    "  --json   one JSON object on stdout instead of text\n"
+    CLI_INPUT_OPTIONS_HELP;
 
 typedef struct graph_stats {
   int32_t kinds[3];
@@ -88,7 +89,7 @@ static void print_text(const fp_graph *g, const graph_stats *s,
 
 int cmd_info(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 1};
+  cli_args a = {.opts = opts, .n_opts = 1, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("info", "%s", a.error);
   if (a.help) {

@@ -40,7 +40,7 @@ static const char pareto_help_tail[] =
     "                   solve starts from when it meets that point's limit,\n"
     "                   shown in the table by its file name and in the plot\n"
     "                   by its solver.method; repeatable; an illegal plan\n"
-    "                   exits 3\n";
+    "                   exits 3\n" CLI_INPUT_OPTIONS_HELP;
 
 /* Prints --help: the usage line and the --method lines list the rows
  * that can drive the sweep, the default first. */
@@ -185,7 +185,7 @@ int cmd_pareto(int argc, char **argv) {
       {"method", 0, true, NULL}, {"output", 'o', true, NULL},
       {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
       {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   fp_ilp_params prm;
   uint64_t npts = 8, k = 0;
   if (cli_parse(&a, argc, argv) != 0)
@@ -229,7 +229,12 @@ int cmd_pareto(int argc, char **argv) {
     goto done;
   prm.starts = (const fp_plan *const *)starts.plans;
   prm.n_starts = starts.n;
+  /* SIGINT and SIGTERM end the sweep with the points found so far. */
+  cli_trap trap;
+  cli_trap_interrupts(&trap);
+  prm.cancel = &cli_interrupted;
   fp_status st = fp_pareto(g, &prm, (int32_t)npts, pl, pts, &err);
+  cli_untrap_interrupts(&trap);
   if (st != FP_OK) {
     rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
                          : cli_fail(&err);

@@ -58,7 +58,8 @@ static const char solve_help_options[] =
     "  --max-fusion-size K  override the graph's max_fusion_size\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
     "  --json           print the plan file's JSON on stdout\n"
-    "  -q, --quiet      no summary or progress on stderr\n";
+    "  -q, --quiet      no summary or progress on stderr\n"
+    CLI_INPUT_OPTIONS_HELP;
 
 /* What the command line asks for. */
 typedef struct request {
@@ -319,7 +320,7 @@ int cmd_solve(int argc, char **argv) {
       {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
       {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
       {"seed", 0, true, NULL},          {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   request rq;
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,30 @@ void cli_trap_interrupts(cli_trap *saved) {
 void cli_untrap_interrupts(const cli_trap *saved) {
   sigaction(SIGINT, &saved->old_int, NULL);
   sigaction(SIGTERM, &saved->old_term, NULL);
+}
+
+/* Removes the temporary files in progress and lets the signal end the
+ * process: the disposition was reset to the default on entry
+ * (SA_RESETHAND), and the raised signal is delivered on return. */
+static void on_fatal_signal(int sig) {
+  int saved = errno;
+  fp_file_remove_temps();
+  raise(sig);
+  errno = saved;
+}
+
+void cli_trap_fatal_signals(void) {
+  static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE,
+                              SIGALRM, SIGXCPU, SIGUSR1, SIGUSR2, SIGXFSZ};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fatal[i] == SIGXFSZ ? SIG_IGN : on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(fatal[i], &sa, NULL);
+  }
 }
 
 int cli_write_file(const char *path, const char *text) {
