@@ -76,6 +76,15 @@ void cli_starts_free(cli_starts *s);
 /* Formats bytes as "1234567 (1.18 MiB)" into buf. */
 const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
 
+/* Text from an input file made safe to print on a terminal: s itself when
+ * it holds no control character, else a copy in buf (cut at n bytes) with
+ * each C0 control byte and DEL as \xHH and each C1 control (U+0080 ..
+ * U+009F, which some terminals obey like ESC sequences) as \u00HH.  So
+ * a name with an escape sequence is shown, never obeyed.  Returns s or
+ * buf. */
+#define CLI_SAFE_MAX 1024
+const char *cli_safe(const char *s, char *buf, size_t n);
+
 /* Prints s as a JSON string literal (quoted, escaped) to f. */
 void cli_json_str(FILE *f, const char *s);
 

@@ -105,9 +105,11 @@ int cmd_cut(int argc, char **argv) {
   }
   for (int32_t i = 0; i < n && !rc; i++)
     rc = write_cut(g, cuts[i], dir);
+  char safe[CLI_SAFE_MAX];
   if (!rc && !cli_get(&a, "quiet"))
     fprintf(stderr, "%s: %d cuts of %d..%d nodes written to %s\n",
-            fp_graph_name(g), (int)n, (int)lo, (int)hi, dir);
+            cli_safe(fp_graph_name(g), safe, sizeof safe), (int)n, (int)lo,
+            (int)hi, dir);
 done:
   free(cuts);
   fp_graph_destroy(g);

@@ -111,10 +111,11 @@ static void print_eval_json(const fp_metrics *m, const fp_metrics *e) {
 
 static void print_eval_text(const fp_graph *g, const fp_plan *p,
                             const fp_metrics *m, const fp_metrics *e) {
-  char b1[64], b2[64], b3[64];
+  char b1[64], b2[64], b3[64], safe[CLI_SAFE_MAX];
   const fp_solver_info *si = fp_plan_solver_const(p);
-  printf("graph         %s\n", fp_graph_name(g));
-  printf("method        %s\n", si->method[0] ? si->method : "(unknown)");
+  printf("graph         %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
+  printf("method        %s\n",
+         si->method[0] ? cli_safe(si->method, safe, sizeof safe) : "(unknown)");
   printf("kernels       %d (eager %d)\n", (int)m->kernels, (int)e->kernels);
   printf("traffic       %s = reads %s + writes %s; %.3fx eager\n",
          cli_bytes(m->traffic_bytes, b1, sizeof b1),
@@ -128,7 +129,8 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
     int32_t len;
     const int32_t *grp = fp_plan_group(p, m->peak_step, &len);
     printf(", first reached at step %d (%s%s)", (int)m->peak_step,
-           fp_graph_node(g, grp[0])->name, len > 1 ? ", ..." : "");
+           cli_safe(fp_graph_node(g, grp[0])->name, safe, sizeof safe),
+           len > 1 ? ", ..." : "");
   }
   printf("\nmaterialized  %d buffers; resident inputs %s\n",
          (int)m->materialized, cli_bytes(m->resident_bytes, b1, sizeof b1));
@@ -255,8 +257,11 @@ static void compare_row(const char *label, const char *method,
     }
     return;
   }
+  char safe[CLI_SAFE_MAX], safe_problem[CLI_SAFE_MAX];
+  method = cli_safe(method, safe, sizeof safe);
   if (!m) {
-    printf("%-*s %-14.14s ILLEGAL: %s\n", label_width, label, method, problem);
+    printf("%-*s %-14.14s ILLEGAL: %s\n", label_width, label, method,
+           cli_safe(problem, safe_problem, sizeof safe_problem));
     return;
   }
   printf("%-*s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label_width, label,

@@ -63,10 +63,11 @@ static void print_json(const fp_graph *g, const graph_stats *s,
 
 static void print_text(const fp_graph *g, const graph_stats *s,
                        const fp_metrics *m, const fp_bounds *lb) {
-  char b1[64];
-  printf("graph            %s\n", fp_graph_name(g));
+  char b1[64], safe[CLI_SAFE_MAX];
+  printf("graph            %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
   if (fp_graph_source(g)[0])
-    printf("source           %s\n", fp_graph_source(g));
+    printf("source           %s\n",
+           cli_safe(fp_graph_source(g), safe, sizeof safe));
   printf("nodes            %d (%d pointwise, %d reduction, %d extern)\n",
          (int)fp_graph_node_count(g), (int)s->kinds[0], (int)s->kinds[1],
          (int)s->kinds[2]);

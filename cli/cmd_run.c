@@ -122,7 +122,8 @@ static void print_json(const fp_graph *g, const fp_exec_params *prm,
 static void print_text(const fp_graph *g, const fp_exec_params *prm,
                        const fp_exec_report *r, bool pass) {
   char b1[64], b2[64];
-  printf("graph        %s\n", fp_graph_name(g));
+  char safe[CLI_SAFE_MAX];
+  printf("graph        %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
   printf("backend      %s, %d kernels (%d launches), %d surrogate nodes\n",
          prm->backend == FP_BACKEND_CUDA ? "cuda" : "cpu", (int)r->kernels,
          (int)r->launches, (int)r->surrogate_nodes);
@@ -199,12 +200,12 @@ int cmd_run(int argc, char **argv) {
     goto done;
   fp_status st = fp_exec_run(g, p, &prm, &r, &err);
   if (st == FP_ENOTBUILT || st == FP_ENODEVICE) {
-    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    cli_fail(&err);
     rc = EXIT_UNAVAILABLE;
     goto done;
   }
   if (st == FP_ELIMIT) { /* over --memory-limit: a request, not an input */
-    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    cli_fail(&err);
     rc = EXIT_OVER_MEMORY;
     goto done;
   }

@@ -243,10 +243,10 @@ static void progress(const fp_ilp_progress *p, void *ctx) {
 static void print_summary(const fp_graph *g, const fp_plan *p,
                           const fp_metrics *m, uint64_t limit,
                           const char *out) {
-  char b1[64], b2[64], b3[64];
+  char b1[64], b2[64], b3[64], name[CLI_SAFE_MAX];
   const fp_solver_info *si = fp_plan_solver_const(p);
   fprintf(stderr, "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s",
-          fp_graph_name(g), si->method, si->status, (int)fp_graph_node_count(g),
+          cli_safe(fp_graph_name(g), name, sizeof name), si->method, si->status, (int)fp_graph_node_count(g),
           (int)m->kernels, cli_bytes(m->traffic_bytes, b1, sizeof b1),
           cli_bytes(m->peak_bytes, b2, sizeof b2));
   if (limit != UINT64_MAX)
@@ -263,10 +263,11 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
 static int infeasible(const fp_graph *g, const char *why) {
   fp_bounds lb;
   fp_error err;
-  char b1[64];
+  char b1[64], safe[CLI_SAFE_MAX];
   if (fp_graph_bounds(g, &lb, &err) != FP_OK)
     return cli_fail(&err);
-  fprintf(stderr, "fuseplan: infeasible: %s; no plan can go below %s\n", why,
+  fprintf(stderr, "fuseplan: infeasible: %s; no plan can go below %s\n",
+          cli_safe(why, safe, sizeof safe),
           cli_bytes(lb.peak_bytes, b1, sizeof b1));
   return EXIT_PROBLEM;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +70,43 @@ const char *cli_methods_taking(int opt, char *buf, size_t n) {
   return buf;
 }
 
+/* Whether byte p[0] starts a control character: C0, DEL, or the UTF-8
+ * form (C2 80 .. C2 9F) of a C1 control. */
+static bool is_control(const unsigned char *p) {
+  return p[0] < 0x20 || p[0] == 0x7f ||
+         (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f);
+}
+
+const char *cli_safe(const char *s, char *buf, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && !is_control(p))
+    p++;
+  if (!*p || n == 0)
+    return s;
+  size_t k = 0;
+  for (p = (const unsigned char *)s; *p && k + 1 < n; p++) {
+    char esc[8];
+    if (!is_control(p)) {
+      buf[k++] = (char)*p;
+      continue;
+    }
+    if (p[0] == 0xc2)
+      snprintf(esc, sizeof esc, "\\u00%02x", *++p);
+    else
+      snprintf(esc, sizeof esc, "\\x%02x", *p);
+    size_t e = strlen(esc);
+    if (k + e >= n)
+      break;
+    memcpy(buf + k, esc, e);
+    k += e;
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
 int cli_fail(const fp_error *err) {
-  fprintf(stderr, "fuseplan: %s\n", err->msg);
+  char safe[CLI_SAFE_MAX];
+  fprintf(stderr, "fuseplan: %s\n", cli_safe(err->msg, safe, sizeof safe));
   switch (err->code) {
   case FP_EILLEGAL:
   case FP_EINFEASIBLE:
@@ -88,11 +124,12 @@ int cli_fail(const fp_error *err) {
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "fuseplan %s: ", cmd);
+  char msg[FP_ERROR_MSG_MAX + 256], safe[CLI_SAFE_MAX];
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n(run 'fuseplan %s --help' for usage)\n", cmd);
+  fprintf(stderr, "fuseplan %s: %s\n(run 'fuseplan %s --help' for usage)\n",
+          cmd, cli_safe(msg, safe, sizeof safe), cmd);
   return EXIT_USAGE;
 }
 
@@ -131,8 +168,10 @@ int cli_load_starts(const cli_args *a, const fp_graph *g, int32_t k,
     if (fp_plan_check(g, p, k, &err) != FP_OK) {
       if (err.code == FP_ENOMEM)
         return cli_fail(&err);
+      char s1[CLI_SAFE_MAX], s2[CLI_SAFE_MAX];
       fprintf(stderr, "fuseplan: %s: not a legal plan of %s: %s\n", paths[i],
-              fp_graph_name(g), err.msg);
+              cli_safe(fp_graph_name(g), s1, sizeof s1),
+              cli_safe(err.msg, s2, sizeof s2));
       return EXIT_INPUT;
     }
   }
