@@ -28,7 +28,7 @@ typedef struct cli_opt {
  * cli_args.inputs. */
 #define CLI_INPUT_OPTIONS_HELP                                                 \
   "  --max-input-bytes B  refuse an input larger than B bytes after\n"         \
-  "                       decompression, before reading more (default\n"      \
+  "                       decompression, before reading more (default\n"       \
   "                       4GiB; exit 3)\n"
 
 #define CLI_N_INPUT_OPTS 1

@@ -18,11 +18,11 @@
 #include "model/status.h"
 
 enum {
-  EXIT_OK = 0,         /* success */
-  EXIT_PROBLEM = 1,    /* verify/compare found a problem; infeasible request */
-  EXIT_USAGE = 2,      /* bad command line */
-  EXIT_INPUT = 3,      /* invalid input file */
-  EXIT_INTERNAL = 4,   /* internal, output or solver failure */
+  EXIT_OK = 0,          /* success */
+  EXIT_PROBLEM = 1,     /* verify/compare found a problem; infeasible request */
+  EXIT_USAGE = 2,       /* bad command line */
+  EXIT_INPUT = 3,       /* invalid input file */
+  EXIT_INTERNAL = 4,    /* internal, output or solver failure */
   EXIT_UNAVAILABLE = 5, /* run: backend not built, or no GPU */
   EXIT_OVER_MEMORY = 6  /* run: the run would exceed --memory-limit */
 };

@@ -171,8 +171,8 @@ static void print_group(const group_stats *G) {
     if (m->n)
       snprintf(eq, sizeof eq, "%.1f%%", 100.0 * m->equal / m->n);
     printf("  %-14s %6d %7s  %9s %9s %9s  %9s %9s %9s\n",
-           cli_safe(m->method, safe, sizeof safe), (int)m->n,
-           eq, pct(quantile(m->traffic, m->n, .5), b[0], 32),
+           cli_safe(m->method, safe, sizeof safe), (int)m->n, eq,
+           pct(quantile(m->traffic, m->n, .5), b[0], 32),
            pct(quantile(m->traffic, m->n, .9), b[1], 32),
            pct(quantile(m->traffic, m->n, 1), b[2], 32),
            pct(quantile(m->peak, m->n, .5), b[3], 32),

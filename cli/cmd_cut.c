@@ -76,7 +76,8 @@ int cmd_cut(int argc, char **argv) {
                     {"seed", 0, true, NULL},
                     {"output", 'o', true, NULL},
                     {"quiet", 'q', false, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   int32_t lo = 1, hi = 1, n = 0;
   uint64_t count = 0, seed = 1;
   if (cli_parse(&a, argc, argv) != 0)

@@ -22,8 +22,8 @@ static const char eval_help[] =
     "  --json             one JSON object on stdout\n"
     "  --timeline FILE    per-step live memory, reads and writes: CSV, or an\n"
     "                     SVG plot when FILE ends in .svg (the peak marked,\n"
-    "                     a tooltip naming the kernel at each step)\n"
-    CLI_INPUT_OPTIONS_HELP;
+    "                     a tooltip naming the kernel at each "
+    "step)\n" CLI_INPUT_OPTIONS_HELP;
 
 static const char verify_help[] =
     "usage: fuseplan verify GRAPH PLAN\n"

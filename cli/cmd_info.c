@@ -14,8 +14,8 @@ static const char info_help[] =
     "Prints node and buffer counts, total and resident bytes, the eager\n"
     "plan's traffic and peak (every node alone, listed order), and lower\n"
     "bounds on traffic and peak that hold for every legal plan.\n"
-    "  --json   one JSON object on stdout instead of text\n"
-    CLI_INPUT_OPTIONS_HELP;
+    "  --json   one JSON object on stdout instead of "
+    "text\n" CLI_INPUT_OPTIONS_HELP;
 
 typedef struct graph_stats {
   int32_t kinds[3];
@@ -64,7 +64,8 @@ static void print_json(const fp_graph *g, const graph_stats *s,
 static void print_text(const fp_graph *g, const graph_stats *s,
                        const fp_metrics *m, const fp_bounds *lb) {
   char b1[64], safe[CLI_SAFE_MAX];
-  printf("graph            %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
+  printf("graph            %s\n",
+         cli_safe(fp_graph_name(g), safe, sizeof safe));
   if (fp_graph_source(g)[0])
     printf("source           %s\n",
            cli_safe(fp_graph_source(g), safe, sizeof safe));

@@ -185,7 +185,8 @@ int cmd_pareto(int argc, char **argv) {
       {"method", 0, true, NULL}, {"output", 'o', true, NULL},
       {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
       {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   fp_ilp_params prm;
   uint64_t npts = 8, k = 0;
   if (cli_parse(&a, argc, argv) != 0)

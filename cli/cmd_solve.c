@@ -58,8 +58,8 @@ static const char solve_help_options[] =
     "  --max-fusion-size K  override the graph's max_fusion_size\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
     "  --json           print the plan file's JSON on stdout\n"
-    "  -q, --quiet      no summary or progress on stderr\n"
-    CLI_INPUT_OPTIONS_HELP;
+    "  -q, --quiet      no summary or progress on "
+    "stderr\n" CLI_INPUT_OPTIONS_HELP;
 
 /* What the command line asks for. */
 typedef struct request {
@@ -246,8 +246,9 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
   char b1[64], b2[64], b3[64], name[CLI_SAFE_MAX];
   const fp_solver_info *si = fp_plan_solver_const(p);
   fprintf(stderr, "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s",
-          cli_safe(fp_graph_name(g), name, sizeof name), si->method, si->status, (int)fp_graph_node_count(g),
-          (int)m->kernels, cli_bytes(m->traffic_bytes, b1, sizeof b1),
+          cli_safe(fp_graph_name(g), name, sizeof name), si->method, si->status,
+          (int)fp_graph_node_count(g), (int)m->kernels,
+          cli_bytes(m->traffic_bytes, b1, sizeof b1),
           cli_bytes(m->peak_bytes, b2, sizeof b2));
   if (limit != UINT64_MAX)
     fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
@@ -321,7 +322,8 @@ int cmd_solve(int argc, char **argv) {
       {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
       {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
       {"seed", 0, true, NULL},          {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   request rq;
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);
