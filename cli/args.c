@@ -9,12 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cli_opt *find_long(cli_args *a, const char *name, size_t len) {
-  for (int i = 0; i < a->n_opts; i++)
-    if (strlen(a->opts[i].name) == len &&
-        strncmp(a->opts[i].name, name, len) == 0)
-      return &a->opts[i];
+#include "model/io.h"
+
+/* The option named `name` (len bytes) in `opts`, or NULL. */
+static cli_opt *find_in(cli_opt *opts, int n, const char *name, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+      return &opts[i];
   return NULL;
+}
+
+/* The command's option, else an input option when the command takes them. */
+static cli_opt *find_long(cli_args *a, const char *name, size_t len) {
+  cli_opt *o = find_in(a->opts, a->n_opts, name, len);
+  if (!o && a->inputs)
+    o = find_in(a->input_opts, CLI_N_INPUT_OPTS, name, len);
+  return o;
 }
 
 static cli_opt *find_short(cli_args *a, char c) {
@@ -64,12 +74,29 @@ static int parse_option(cli_args *a, int argc, char **argv, int *i) {
   return 0;
 }
 
+/* Checks and applies the input options that were given; 0 or -1 with
+ * a->error set. */
+static int apply_inputs(cli_args *a) {
+  const char *mb = a->input_opts[0].value;
+  uint64_t bytes;
+  if (!mb)
+    return 0;
+  if (cli_parse_bytes(mb, &bytes) != 0 || bytes == 0) {
+    snprintf(a->error, sizeof a->error,
+             "--max-input-bytes: expected a size > 0, got '%.64s'", mb);
+    return -1;
+  }
+  fp_set_max_input_bytes(bytes);
+  return 0;
+}
+
 int cli_parse(cli_args *a, int argc, char **argv) {
   bool only_pos = false;
   a->n_pos = 0;
   a->n_seen = 0;
   a->help = false;
   a->error[0] = '\0';
+  a->input_opts[0] = (cli_opt){"max-input-bytes", 0, true, NULL};
   for (int i = 1; i < argc; i++) {
     const char *w = argv[i];
     if (!only_pos && strcmp(w, "--") == 0) {
@@ -88,13 +115,16 @@ int cli_parse(cli_args *a, int argc, char **argv) {
       a->pos[a->n_pos++] = w;
     }
   }
-  return 0;
+  return a->inputs && !a->help ? apply_inputs(a) : 0;
 }
 
 const char *cli_get(const cli_args *a, const char *name) {
   for (int i = 0; i < a->n_opts; i++)
     if (strcmp(a->opts[i].name, name) == 0)
       return a->opts[i].value;
+  for (int i = 0; a->inputs && i < CLI_N_INPUT_OPTS; i++)
+    if (strcmp(a->input_opts[i].name, name) == 0)
+      return a->input_opts[i].value;
   return NULL;
 }
 

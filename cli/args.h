@@ -4,7 +4,9 @@
  * Options are declared in a table; "--name value", "--name=value" and
  * "-o value" forms are accepted, "--" ends options.  Parsing is strict: an
  * unknown option, a missing value, or too many positionals is a usage
- * error with a message.
+ * error with a message.  A command that reads graph or plan files sets
+ * `inputs`, and then also takes the input options, the same for every
+ * such command (CLI_INPUT_OPTIONS_HELP): --max-input-bytes.
  */
 #ifndef FP_ARGS_H
 #define FP_ARGS_H
@@ -22,9 +24,20 @@ typedef struct cli_opt {
 #define CLI_MAX_POS 64
 #define CLI_MAX_SEEN 256 /* option occurrences kept for cli_get_all */
 
+/* The --help lines of the input options, for every command that sets
+ * cli_args.inputs. */
+#define CLI_INPUT_OPTIONS_HELP                                                 \
+  "  --max-input-bytes B  refuse an input larger than B bytes after\n"         \
+  "                       decompression, before reading more (default\n"       \
+  "                       4GiB; exit 3)\n"
+
+#define CLI_N_INPUT_OPTS 1
+
 typedef struct cli_args {
   cli_opt *opts;
   int n_opts;
+  bool inputs; /* also take the input options (and apply them) */
+  cli_opt input_opts[CLI_N_INPUT_OPTS]; /* filled by cli_parse */
   const char *pos[CLI_MAX_POS];
   int n_pos;
   bool help;
@@ -38,8 +51,11 @@ typedef struct cli_args {
   int n_seen;
 } cli_args;
 
-/* Parses argv[1..argc) (argv[0] is the subcommand).  Returns 0, or -1 with
- * args->error set. */
+/* Parses argv[1..argc) (argv[0] is the subcommand).  With args->inputs,
+ * also takes the input options and applies them: --max-input-bytes B
+ * (a byte size > 0) sets the input limit of every later load
+ * (fp_set_max_input_bytes).  Returns 0, or -1 with args->error set (a bad
+ * value included, and then nothing is applied). */
 int cli_parse(cli_args *args, int argc, char **argv);
 
 /* The value of option `name`, or NULL when absent (the last one given

@@ -18,12 +18,13 @@
 #include "model/status.h"
 
 enum {
-  EXIT_OK = 0,         /* success */
-  EXIT_PROBLEM = 1,    /* verify/compare found a problem; infeasible request */
-  EXIT_USAGE = 2,      /* bad command line */
-  EXIT_INPUT = 3,      /* invalid input file */
-  EXIT_INTERNAL = 4,   /* internal, output or solver failure */
-  EXIT_UNAVAILABLE = 5 /* run: backend not built, or no GPU */
+  EXIT_OK = 0,          /* success */
+  EXIT_PROBLEM = 1,     /* verify/compare found a problem; infeasible request */
+  EXIT_USAGE = 2,       /* bad command line */
+  EXIT_INPUT = 3,       /* invalid input file */
+  EXIT_INTERNAL = 4,    /* internal, output or solver failure */
+  EXIT_UNAVAILABLE = 5, /* run: backend not built, or no GPU */
+  EXIT_OVER_MEMORY = 6  /* run: the run would exceed --memory-limit */
 };
 
 int cmd_info(int argc, char **argv);
@@ -75,6 +76,15 @@ void cli_starts_free(cli_starts *s);
 /* Formats bytes as "1234567 (1.18 MiB)" into buf. */
 const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
 
+/* Text from an input file made safe to print on a terminal: s itself when
+ * it holds no control character, else a copy in buf (cut at n bytes) with
+ * each C0 control byte and DEL as \xHH and each C1 control (U+0080 ..
+ * U+009F, which some terminals obey like ESC sequences) as \u00HH.  So
+ * a name with an escape sequence is shown, never obeyed.  Returns s or
+ * buf. */
+#define CLI_SAFE_MAX 1024
+const char *cli_safe(const char *s, char *buf, size_t n);
+
 /* Prints s as a JSON string literal (quoted, escaped) to f. */
 void cli_json_str(FILE *f, const char *s);
 
@@ -104,6 +114,15 @@ typedef struct cli_trap {
 } cli_trap;
 void cli_trap_interrupts(cli_trap *saved);
 void cli_untrap_interrupts(const cli_trap *saved);
+
+/* Installs, once at start-up, what the signals that end the process do
+ * to the outputs being written: SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+ * SIGPIPE, SIGALRM, SIGXCPU, SIGUSR1 and SIGUSR2 remove the temporary
+ * files of atomic writes in progress, then end the process as before (by
+ * the same signal); SIGXFSZ is ignored, so a write past the file-size
+ * limit (ulimit -f) fails like any other (exit 4, the target untouched).
+ * A signal ignored when the process started stays ignored. */
+void cli_trap_fatal_signals(void);
 
 /* Writes `text` atomically to path; prints the error and returns
  * EXIT_INTERNAL on failure, 0 on success. */

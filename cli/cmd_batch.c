@@ -83,11 +83,11 @@ static int bad_input(const char *fmt, ...)
     ;
 static int bad_input(const char *fmt, ...) {
   va_list ap;
-  fputs("fuseplan batch: ", stderr);
+  char msg[FP_ERROR_MSG_MAX + 256], safe[CLI_SAFE_MAX];
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  fprintf(stderr, "fuseplan batch: %s\n", cli_safe(msg, safe, sizeof safe));
   return EXIT_INPUT;
 }
 

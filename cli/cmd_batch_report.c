@@ -158,7 +158,9 @@ static const char *pct(double v, char *buf, size_t n) {
 }
 
 static void print_group(const group_stats *G) {
-  printf("%s: %d items, %d gold\n", G->graph, (int)G->items, (int)G->gold);
+  char safe[CLI_SAFE_MAX];
+  printf("%s: %d items, %d gold\n", cli_safe(G->graph, safe, sizeof safe),
+         (int)G->items, (int)G->gold);
   if (!G->n_methods)
     return;
   printf("  %-14s %6s %7s  %9s %9s %9s  %9s %9s %9s\n", "method", "items",
@@ -168,8 +170,9 @@ static void print_group(const group_stats *G) {
     char b[6][32], eq[32] = "-";
     if (m->n)
       snprintf(eq, sizeof eq, "%.1f%%", 100.0 * m->equal / m->n);
-    printf("  %-14s %6d %7s  %9s %9s %9s  %9s %9s %9s\n", m->method, (int)m->n,
-           eq, pct(quantile(m->traffic, m->n, .5), b[0], 32),
+    printf("  %-14s %6d %7s  %9s %9s %9s  %9s %9s %9s\n",
+           cli_safe(m->method, safe, sizeof safe), (int)m->n, eq,
+           pct(quantile(m->traffic, m->n, .5), b[0], 32),
            pct(quantile(m->traffic, m->n, .9), b[1], 32),
            pct(quantile(m->traffic, m->n, 1), b[2], 32),
            pct(quantile(m->peak, m->n, .5), b[3], 32),

@@ -25,7 +25,7 @@ static const char cut_help[] =
     "  --count K        how many cuts (fewer when the graph has fewer)\n"
     "  --seed S         which ones (default 1)\n"
     "  -o, --output DIR where to write them (made if missing)\n"
-    "  -q, --quiet      no summary on stderr\n";
+    "  -q, --quiet      no summary on stderr\n" CLI_INPUT_OPTIONS_HELP;
 
 /* Parses the options; 0 or a usage error. */
 static int read_cut_options(const cli_args *a, int32_t *lo, int32_t *hi,
@@ -76,7 +76,8 @@ int cmd_cut(int argc, char **argv) {
                     {"seed", 0, true, NULL},
                     {"output", 'o', true, NULL},
                     {"quiet", 'q', false, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   int32_t lo = 1, hi = 1, n = 0;
   uint64_t count = 0, seed = 1;
   if (cli_parse(&a, argc, argv) != 0)
@@ -105,9 +106,11 @@ int cmd_cut(int argc, char **argv) {
   }
   for (int32_t i = 0; i < n && !rc; i++)
     rc = write_cut(g, cuts[i], dir);
+  char safe[CLI_SAFE_MAX];
   if (!rc && !cli_get(&a, "quiet"))
     fprintf(stderr, "%s: %d cuts of %d..%d nodes written to %s\n",
-            fp_graph_name(g), (int)n, (int)lo, (int)hi, dir);
+            cli_safe(fp_graph_name(g), safe, sizeof safe), (int)n, (int)lo,
+            (int)hi, dir);
 done:
   free(cuts);
   fp_graph_destroy(g);

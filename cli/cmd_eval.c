@@ -22,7 +22,8 @@ static const char eval_help[] =
     "  --json             one JSON object on stdout\n"
     "  --timeline FILE    per-step live memory, reads and writes: CSV, or an\n"
     "                     SVG plot when FILE ends in .svg (the peak marked,\n"
-    "                     a tooltip naming the kernel at each step)\n";
+    "                     a tooltip naming the kernel at each "
+    "step)\n" CLI_INPUT_OPTIONS_HELP;
 
 static const char verify_help[] =
     "usage: fuseplan verify GRAPH PLAN\n"
@@ -31,7 +32,7 @@ static const char verify_help[] =
     "fusions, max_fusion_size, dependency order); exit 1 naming the first\n"
     "violation otherwise.  When the plan file states \"metrics\"\n"
     "(traffic_bytes, peak_bytes, kernels), they must equal the evaluator's\n"
-    "figures, to the byte.\n";
+    "figures, to the byte.\n" CLI_INPUT_OPTIONS_HELP;
 
 static const char compare_help[] =
     "usage: fuseplan compare GRAPH PLAN... [--json] [--timeline FILE.svg]\n"
@@ -42,7 +43,7 @@ static const char compare_help[] =
     "  --timeline FILE    an SVG plot of every legal plan's live memory at\n"
     "                     each step, overlaid, each peak marked, each plan\n"
     "                     named by its solver.method (by its file when two\n"
-    "                     plans state the same one)\n";
+    "                     plans state the same one)\n" CLI_INPUT_OPTIONS_HELP;
 
 /* Evaluates the eager plan of g. */
 static int eval_eager(const fp_graph *g, fp_metrics *m) {
@@ -110,10 +111,11 @@ static void print_eval_json(const fp_metrics *m, const fp_metrics *e) {
 
 static void print_eval_text(const fp_graph *g, const fp_plan *p,
                             const fp_metrics *m, const fp_metrics *e) {
-  char b1[64], b2[64], b3[64];
+  char b1[64], b2[64], b3[64], safe[CLI_SAFE_MAX];
   const fp_solver_info *si = fp_plan_solver_const(p);
-  printf("graph         %s\n", fp_graph_name(g));
-  printf("method        %s\n", si->method[0] ? si->method : "(unknown)");
+  printf("graph         %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
+  printf("method        %s\n",
+         si->method[0] ? cli_safe(si->method, safe, sizeof safe) : "(unknown)");
   printf("kernels       %d (eager %d)\n", (int)m->kernels, (int)e->kernels);
   printf("traffic       %s = reads %s + writes %s; %.3fx eager\n",
          cli_bytes(m->traffic_bytes, b1, sizeof b1),
@@ -127,7 +129,8 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
     int32_t len;
     const int32_t *grp = fp_plan_group(p, m->peak_step, &len);
     printf(", first reached at step %d (%s%s)", (int)m->peak_step,
-           fp_graph_node(g, grp[0])->name, len > 1 ? ", ..." : "");
+           cli_safe(fp_graph_node(g, grp[0])->name, safe, sizeof safe),
+           len > 1 ? ", ..." : "");
   }
   printf("\nmaterialized  %d buffers; resident inputs %s\n",
          (int)m->materialized, cli_bytes(m->resident_bytes, b1, sizeof b1));
@@ -135,7 +138,7 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
 
 int cmd_eval(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 2};
+  cli_args a = {.opts = opts, .n_opts = 2, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("eval", "%s", a.error);
   if (a.help)
@@ -203,7 +206,7 @@ static int check_claims(const fp_graph *g, const fp_plan *p, const char *path) {
 }
 
 int cmd_verify(int argc, char **argv) {
-  cli_args a = {.opts = NULL, .n_opts = 0};
+  cli_args a = {.opts = NULL, .n_opts = 0, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("verify", "%s", a.error);
   if (a.help)
@@ -254,8 +257,11 @@ static void compare_row(const char *label, const char *method,
     }
     return;
   }
+  char safe[CLI_SAFE_MAX], safe_problem[CLI_SAFE_MAX];
+  method = cli_safe(method, safe, sizeof safe);
   if (!m) {
-    printf("%-*s %-14.14s ILLEGAL: %s\n", label_width, label, method, problem);
+    printf("%-*s %-14.14s ILLEGAL: %s\n", label_width, label, method,
+           cli_safe(problem, safe_problem, sizeof safe_problem));
     return;
   }
   printf("%-*s %-14.14s %8d %18llu %8.3f %18llu %8.3f\n", label_width, label,
@@ -322,7 +328,7 @@ static void kept_free(kept_plans *k) {
 
 int cmd_compare(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}, {"timeline", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 2};
+  cli_args a = {.opts = opts, .n_opts = 2, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("compare", "%s", a.error);
   if (a.help)

@@ -14,7 +14,8 @@ static const char info_help[] =
     "Prints node and buffer counts, total and resident bytes, the eager\n"
     "plan's traffic and peak (every node alone, listed order), and lower\n"
     "bounds on traffic and peak that hold for every legal plan.\n"
-    "  --json   one JSON object on stdout instead of text\n";
+    "  --json   one JSON object on stdout instead of "
+    "text\n" CLI_INPUT_OPTIONS_HELP;
 
 typedef struct graph_stats {
   int32_t kinds[3];
@@ -62,10 +63,12 @@ static void print_json(const fp_graph *g, const graph_stats *s,
 
 static void print_text(const fp_graph *g, const graph_stats *s,
                        const fp_metrics *m, const fp_bounds *lb) {
-  char b1[64];
-  printf("graph            %s\n", fp_graph_name(g));
+  char b1[64], safe[CLI_SAFE_MAX];
+  printf("graph            %s\n",
+         cli_safe(fp_graph_name(g), safe, sizeof safe));
   if (fp_graph_source(g)[0])
-    printf("source           %s\n", fp_graph_source(g));
+    printf("source           %s\n",
+           cli_safe(fp_graph_source(g), safe, sizeof safe));
   printf("nodes            %d (%d pointwise, %d reduction, %d extern)\n",
          (int)fp_graph_node_count(g), (int)s->kinds[0], (int)s->kinds[1],
          (int)s->kinds[2]);
@@ -88,7 +91,7 @@ static void print_text(const fp_graph *g, const graph_stats *s,
 
 int cmd_info(int argc, char **argv) {
   cli_opt opts[] = {{"json", 0, false, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 1};
+  cli_args a = {.opts = opts, .n_opts = 1, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("info", "%s", a.error);
   if (a.help) {

@@ -40,7 +40,7 @@ static const char pareto_help_tail[] =
     "                   solve starts from when it meets that point's limit,\n"
     "                   shown in the table by its file name and in the plot\n"
     "                   by its solver.method; repeatable; an illegal plan\n"
-    "                   exits 3\n";
+    "                   exits 3\n" CLI_INPUT_OPTIONS_HELP;
 
 /* Prints --help: the usage line and the --method lines list the rows
  * that can drive the sweep, the default first. */
@@ -179,13 +179,53 @@ static int pick_method_error(void) {
       cli_methods_join(FP_PLANNER_PARETO, ", ", " or ", names, sizeof names));
 }
 
+/* Runs the sweep and prints and writes the front: 0 or an exit code.
+ * SIGINT and SIGTERM, until the files are written, end the sweep with the
+ * points found so far (which are then printed and written as usual). */
+static int sweep(const cli_args *a, const fp_graph *g, fp_ilp_params *prm,
+                 int32_t npts, const fp_planner *pl, fp_pareto_point *pts,
+                 const cli_starts *starts) {
+  heur_point hp[FP_METHOD_COUNT_ + CLI_MAX_STARTS];
+  const char *start_paths[CLI_MAX_STARTS];
+  fp_error err;
+  cli_trap trap;
+  int rc = 0;
+  fp_error_clear(&err);
+  cli_trap_interrupts(&trap);
+  prm->cancel = &cli_interrupted;
+  fp_status st = fp_pareto(g, prm, npts, pl, pts, &err);
+  if (st != FP_OK) {
+    rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
+                         : cli_fail(&err);
+    goto done;
+  }
+  int nh = heuristics(g, prm->max_fusion_size, hp), nh_heur = nh;
+  /* The given plans are placed beside the heuristics, named by file (they
+   * all pass fp_plan_check, so each evaluates). */
+  cli_get_all(a, "start", start_paths, CLI_MAX_STARTS);
+  for (int i = 0; i < starts->n; i++)
+    if (fp_plan_eval_k(g, starts->plans[i], prm->max_fusion_size, &hp[nh].m,
+                       NULL, NULL) == FP_OK)
+      hp[nh++].name = start_paths[i];
+  print_table(pts, npts, hp, nh);
+  if (cli_get(a, "output"))
+    rc = cli_write_text(cli_get(a, "output"), front_json(g, pts, npts, hp, nh));
+  if (!rc && cli_get(a, "svg"))
+    rc = cli_write_text(cli_get(a, "svg"), front_svg(g, pl->name, pts, npts, hp,
+                                                     nh_heur, nh, starts));
+done:
+  cli_untrap_interrupts(&trap);
+  return rc;
+}
+
 int cmd_pareto(int argc, char **argv) {
   cli_opt opts[] = {
       {"points", 0, true, NULL}, {"time-limit", 0, true, NULL},
       {"method", 0, true, NULL}, {"output", 'o', true, NULL},
       {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
       {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   fp_ilp_params prm;
   uint64_t npts = 8, k = 0;
   if (cli_parse(&a, argc, argv) != 0)
@@ -211,11 +251,7 @@ int cmd_pareto(int argc, char **argv) {
   prm.max_fusion_size = (int32_t)k;
   fp_graph *g = NULL;
   fp_pareto_point *pts = calloc(npts, sizeof *pts);
-  heur_point hp[FP_METHOD_COUNT_ + CLI_MAX_STARTS];
-  const char *start_paths[CLI_MAX_STARTS];
   cli_starts starts = {.n = 0};
-  fp_error err;
-  fp_error_clear(&err);
   int rc = pts ? cli_load_graph(a.pos[0], &g)
                : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if (rc)
@@ -229,28 +265,7 @@ int cmd_pareto(int argc, char **argv) {
     goto done;
   prm.starts = (const fp_plan *const *)starts.plans;
   prm.n_starts = starts.n;
-  fp_status st = fp_pareto(g, &prm, (int32_t)npts, pl, pts, &err);
-  if (st != FP_OK) {
-    rc = st == FP_ELIMIT ? cli_usage_error("pareto", "%s", err.msg)
-                         : cli_fail(&err);
-    goto done;
-  }
-  int nh = heuristics(g, prm.max_fusion_size, hp), nh_heur = nh;
-  /* The given plans are placed beside the heuristics, named by file (they
-   * all pass fp_plan_check, so each evaluates). */
-  cli_get_all(&a, "start", start_paths, CLI_MAX_STARTS);
-  for (int i = 0; i < starts.n; i++)
-    if (fp_plan_eval_k(g, starts.plans[i], prm.max_fusion_size, &hp[nh].m, NULL,
-                       NULL) == FP_OK)
-      hp[nh++].name = start_paths[i];
-  print_table(pts, (int32_t)npts, hp, nh);
-  if (cli_get(&a, "output"))
-    rc = cli_write_text(cli_get(&a, "output"),
-                        front_json(g, pts, (int32_t)npts, hp, nh));
-  if (!rc && cli_get(&a, "svg"))
-    rc = cli_write_text(
-        cli_get(&a, "svg"),
-        front_svg(g, pl->name, pts, (int32_t)npts, hp, nh_heur, nh, &starts));
+  rc = sweep(&a, g, &prm, (int32_t)npts, pl, pts, &starts);
 done:
   cli_starts_free(&starts);
   free(pts);

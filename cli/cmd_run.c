@@ -30,11 +30,11 @@ static const char run_help[] =
     "  --no-check          skip the eager reference run\n"
     "  --kernel-times F    per kernel (group): step,nodes,time_s,first_node\n"
     "                      as CSV, from the fastest run\n"
-    "  --json              one JSON object on stdout\n"
+    "  --json              one JSON object on stdout\n" CLI_INPUT_OPTIONS_HELP
     "Exit codes: 0 outputs match and measured peak and traffic equal the\n"
-    "prediction; 1 a mismatch, an illegal plan, or over the memory limit;\n"
-    "2 usage; 3 invalid input; 4 internal\n"
-    "failure; 5 backend unavailable (not built with CUDA, or no GPU).\n";
+    "prediction; 1 a mismatch or an illegal plan; 2 usage; 3 invalid input;\n"
+    "4 internal failure; 5 backend unavailable (not built with CUDA, or no\n"
+    "GPU); 6 the run would exceed --memory-limit.\n";
 
 /* Parses the options into prm; returns 0 or a usage exit code. */
 static int parse_params(const cli_args *a, fp_exec_params *prm) {
@@ -122,7 +122,8 @@ static void print_json(const fp_graph *g, const fp_exec_params *prm,
 static void print_text(const fp_graph *g, const fp_exec_params *prm,
                        const fp_exec_report *r, bool pass) {
   char b1[64], b2[64];
-  printf("graph        %s\n", fp_graph_name(g));
+  char safe[CLI_SAFE_MAX];
+  printf("graph        %s\n", cli_safe(fp_graph_name(g), safe, sizeof safe));
   printf("backend      %s, %d kernels (%d launches), %d surrogate nodes\n",
          prm->backend == FP_BACKEND_CUDA ? "cuda" : "cpu", (int)r->kernels,
          (int)r->launches, (int)r->surrogate_nodes);
@@ -177,7 +178,7 @@ int cmd_run(int argc, char **argv) {
       {"seed", 0, true, NULL},         {"arch", 0, true, NULL},
       {"memory-limit", 0, true, NULL}, {"no-check", 0, false, NULL},
       {"json", 0, false, NULL},        {"kernel-times", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = 8};
+  cli_args a = {.opts = opts, .n_opts = 8, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("run", "%s", a.error);
   if (a.help)
@@ -199,13 +200,13 @@ int cmd_run(int argc, char **argv) {
     goto done;
   fp_status st = fp_exec_run(g, p, &prm, &r, &err);
   if (st == FP_ENOTBUILT || st == FP_ENODEVICE) {
-    fprintf(stderr, "fuseplan: %s\n", err.msg);
+    cli_fail(&err);
     rc = EXIT_UNAVAILABLE;
     goto done;
   }
   if (st == FP_ELIMIT) { /* over --memory-limit: a request, not an input */
-    fprintf(stderr, "fuseplan: %s\n", err.msg);
-    rc = EXIT_PROBLEM;
+    cli_fail(&err);
+    rc = EXIT_OVER_MEMORY;
     goto done;
   }
   if (st != FP_OK) {

@@ -58,7 +58,8 @@ static const char solve_help_options[] =
     "  --max-fusion-size K  override the graph's max_fusion_size\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
     "  --json           print the plan file's JSON on stdout\n"
-    "  -q, --quiet      no summary or progress on stderr\n";
+    "  -q, --quiet      no summary or progress on "
+    "stderr\n" CLI_INPUT_OPTIONS_HELP;
 
 /* What the command line asks for. */
 typedef struct request {
@@ -242,11 +243,12 @@ static void progress(const fp_ilp_progress *p, void *ctx) {
 static void print_summary(const fp_graph *g, const fp_plan *p,
                           const fp_metrics *m, uint64_t limit,
                           const char *out) {
-  char b1[64], b2[64], b3[64];
+  char b1[64], b2[64], b3[64], name[CLI_SAFE_MAX];
   const fp_solver_info *si = fp_plan_solver_const(p);
   fprintf(stderr, "%s: %s (%s): %d nodes -> %d kernels, traffic %s, peak %s",
-          fp_graph_name(g), si->method, si->status, (int)fp_graph_node_count(g),
-          (int)m->kernels, cli_bytes(m->traffic_bytes, b1, sizeof b1),
+          cli_safe(fp_graph_name(g), name, sizeof name), si->method, si->status,
+          (int)fp_graph_node_count(g), (int)m->kernels,
+          cli_bytes(m->traffic_bytes, b1, sizeof b1),
           cli_bytes(m->peak_bytes, b2, sizeof b2));
   if (limit != UINT64_MAX)
     fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
@@ -262,10 +264,11 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
 static int infeasible(const fp_graph *g, const char *why) {
   fp_bounds lb;
   fp_error err;
-  char b1[64];
+  char b1[64], safe[CLI_SAFE_MAX];
   if (fp_graph_bounds(g, &lb, &err) != FP_OK)
     return cli_fail(&err);
-  fprintf(stderr, "fuseplan: infeasible: %s; no plan can go below %s\n", why,
+  fprintf(stderr, "fuseplan: infeasible: %s; no plan can go below %s\n",
+          cli_safe(why, safe, sizeof safe),
           cli_bytes(lb.peak_bytes, b1, sizeof b1));
   return EXIT_PROBLEM;
 }
@@ -319,7 +322,8 @@ int cmd_solve(int argc, char **argv) {
       {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
       {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
       {"seed", 0, true, NULL},          {"start", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   request rq;
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("solve", "%s", a.error);

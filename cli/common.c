@@ -6,7 +6,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +70,43 @@ const char *cli_methods_taking(int opt, char *buf, size_t n) {
   return buf;
 }
 
+/* Whether byte p[0] starts a control character: C0, DEL, or the UTF-8
+ * form (C2 80 .. C2 9F) of a C1 control. */
+static bool is_control(const unsigned char *p) {
+  return p[0] < 0x20 || p[0] == 0x7f ||
+         (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f);
+}
+
+const char *cli_safe(const char *s, char *buf, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p && !is_control(p))
+    p++;
+  if (!*p || n == 0)
+    return s;
+  size_t k = 0;
+  for (p = (const unsigned char *)s; *p && k + 1 < n; p++) {
+    char esc[8];
+    if (!is_control(p)) {
+      buf[k++] = (char)*p;
+      continue;
+    }
+    if (p[0] == 0xc2)
+      snprintf(esc, sizeof esc, "\\u00%02x", *++p);
+    else
+      snprintf(esc, sizeof esc, "\\x%02x", *p);
+    size_t e = strlen(esc);
+    if (k + e >= n)
+      break;
+    memcpy(buf + k, esc, e);
+    k += e;
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
 int cli_fail(const fp_error *err) {
-  fprintf(stderr, "fuseplan: %s\n", err->msg);
+  char safe[CLI_SAFE_MAX];
+  fprintf(stderr, "fuseplan: %s\n", cli_safe(err->msg, safe, sizeof safe));
   switch (err->code) {
   case FP_EILLEGAL:
   case FP_EINFEASIBLE:
@@ -87,11 +124,12 @@ int cli_fail(const fp_error *err) {
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "fuseplan %s: ", cmd);
+  char msg[FP_ERROR_MSG_MAX + 256], safe[CLI_SAFE_MAX];
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n(run 'fuseplan %s --help' for usage)\n", cmd);
+  fprintf(stderr, "fuseplan %s: %s\n(run 'fuseplan %s --help' for usage)\n",
+          cmd, cli_safe(msg, safe, sizeof safe), cmd);
   return EXIT_USAGE;
 }
 
@@ -130,8 +168,10 @@ int cli_load_starts(const cli_args *a, const fp_graph *g, int32_t k,
     if (fp_plan_check(g, p, k, &err) != FP_OK) {
       if (err.code == FP_ENOMEM)
         return cli_fail(&err);
+      char s1[CLI_SAFE_MAX], s2[CLI_SAFE_MAX];
       fprintf(stderr, "fuseplan: %s: not a legal plan of %s: %s\n", paths[i],
-              fp_graph_name(g), err.msg);
+              cli_safe(fp_graph_name(g), s1, sizeof s1),
+              cli_safe(err.msg, s2, sizeof s2));
       return EXIT_INPUT;
     }
   }
@@ -191,6 +231,30 @@ void cli_trap_interrupts(cli_trap *saved) {
 void cli_untrap_interrupts(const cli_trap *saved) {
   sigaction(SIGINT, &saved->old_int, NULL);
   sigaction(SIGTERM, &saved->old_term, NULL);
+}
+
+/* Removes the temporary files in progress and lets the signal end the
+ * process: the disposition was reset to the default on entry
+ * (SA_RESETHAND), and the raised signal is delivered on return. */
+static void on_fatal_signal(int sig) {
+  int saved = errno;
+  fp_file_remove_temps();
+  raise(sig);
+  errno = saved;
+}
+
+void cli_trap_fatal_signals(void) {
+  static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE,
+                              SIGALRM, SIGXCPU, SIGUSR1, SIGUSR2, SIGXFSZ};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fatal[i] == SIGXFSZ ? SIG_IGN : on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(fatal[i], &sa, NULL);
+  }
 }
 
 int cli_write_file(const char *path, const char *text) {

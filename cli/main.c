@@ -63,7 +63,8 @@ static const char usage_tail[] =
     "\n"
     "Run 'fuseplan <command> --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 problem found or infeasible, 2 usage, 3 invalid\n"
-    "input file, 4 internal failure, 5 run: backend unavailable.\n";
+    "input file, 4 internal failure, 5 run: backend unavailable, 6 run:\n"
+    "over --memory-limit.\n";
 
 /* The planner table's methods after "make a plan; M:", the default
  * marked, wrapped under the `solve` line. */
@@ -115,6 +116,7 @@ static int finish_stdout(int rc) {
 }
 
 int main(int argc, char **argv) {
+  cli_trap_fatal_signals();
   if (argc < 2) {
     print_usage(stderr);
     return EXIT_USAGE;

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +308,49 @@ static int write_fully(int fd, const void *data, size_t len) {
   return 0;
 }
 
+/* ---- temporary files in progress -----------------------------------------
+ * A fixed table of the temporary names being written, so that a signal
+ * handler can remove them without allocating or locking: a slot holds
+ * its name from mkstemp to the rename (or unlink) and is cleared before
+ * the name is freed.  More writes at once than slots are written all the
+ * same, only without that cleanup. */
+
+#define TEMP_SLOTS 16
+static char *_Atomic temp_names[TEMP_SLOTS];
+
+void fp_file_remove_temps(void) {
+  for (int i = 0; i < TEMP_SLOTS; i++) {
+    char *name = atomic_exchange(&temp_names[i], NULL);
+    if (name)
+      unlink(name);
+  }
+}
+
+/* Creates the temporary file of template `tmp` (mkstemp) and enters its
+ * name in the table, with the signals blocked in between so that a
+ * handler never misses a file that exists.  The fd, or -1 with errno. */
+static int temp_create(char *tmp, int *slot) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int fd = mkstemp(tmp), saved = errno;
+  *slot = -1;
+  for (int i = 0; fd >= 0 && i < TEMP_SLOTS && *slot < 0; i++) {
+    char *none = NULL;
+    if (atomic_compare_exchange_strong(&temp_names[i], &none, tmp))
+      *slot = i;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = saved;
+  return fd;
+}
+
+/* Takes the name of slot `slot` (-1: none) out of the table. */
+static void temp_forget(int slot) {
+  if (slot >= 0)
+    atomic_store(&temp_names[slot], NULL);
+}
+
 #define MAX_LINKS 40 /* as Linux's own limit on a path's symbolic links */
 
 /* The target of the symbolic link `link` (st_size bytes long by lstat)
@@ -392,7 +437,8 @@ static fp_status write_replace(const char *path, const char *target,
   memcpy(tmp, target, plen);
   memcpy(tmp + plen, ".tmp.XXXXXX", 12);
   fp_status st = FP_OK;
-  int fd = mkstemp(tmp);
+  int slot;
+  int fd = temp_create(tmp, &slot);
   if (fd < 0) {
     st = fp_error_set(err, FP_EIO, "%s: cannot create: %s", path,
                       strerror(errno));
@@ -417,6 +463,7 @@ static fp_status write_replace(const char *path, const char *target,
                       strerror(errno));
     unlink(tmp);
   }
+  temp_forget(slot);
 done:
   free(tmp);
   return st;

@@ -53,6 +53,13 @@ fp_status fp_file_read_all(const char *path, char **data, size_t *len,
 fp_status fp_file_write_atomic(const char *path, const void *data, size_t len,
                                fp_error *err);
 
+/* Removes the temporary files of the atomic writes in progress, in any
+ * thread, and forgets them.  Async-signal-safe (unlink(2) only): for the
+ * handler of a signal that ends the process, so that it leaves no
+ * TARGET.tmp.XXXXXX behind.  Nothing a signal cannot be caught for
+ * (SIGKILL) can do this; such a file may then remain. */
+void fp_file_remove_temps(void);
+
 /* True when `path` ends with `suffix`. */
 int fp_path_has_suffix(const char *path, const char *suffix);
 

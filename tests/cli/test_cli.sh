@@ -430,6 +430,17 @@ gen_ok() {
 gen_ok a.json --family mlp --size 60 --seed 7
 gen_ok b.json --family mlp --size 60 --seed 7
 gen_ok c.json --family mlp --size 60 --seed 8
+# The README gives the seed's range as 0 ... 2^64-1 (2^64 itself is a
+# usage error, above): both ends work, and name the graph.
+t_case 'gen --seed: both ends of the range the README gives'
+t_true "README's gen table gives another range" \
+  grep -q '^| `--seed S` | any unsigned 64-bit integer, 0 … 2^64−1 ' \
+  "$top_srcdir/README.md"
+for s in 0 18446744073709551615; do
+  t_run "$FUSEPLAN" gen --family mlp --size 10 --seed $s
+  t_exit 0 && t_out_has "\"gen.mlp.n10.s$s\""
+done
+
 t_case 'gen is deterministic'
 t_true 'same arguments, different bytes' cmp -s "$T/a.json" "$T/b.json"
 t_case 'gen: seeds differ'
@@ -503,5 +514,40 @@ t_case 'gen: defaults'
 t_run "$FUSEPLAN" gen
 t_exit 0
 t_true 'default gen output is not a graph' grep -q '"format": "fuseplan.graph"' "$T_OUT"
+
+# ---- control characters in names are shown, never obeyed ---------------
+# (issue 15, item 8) A graph name with an OSC sequence and a BEL, and a
+# node name with a CSI sequence and a C1 control (U+009B, which some
+# terminals take as CSI) load, since escapes in JSON are fine, but every
+# human line that shows them (tables, summaries, error messages) prints
+# \xHH and \u00HH instead of the raw bytes.
+ctl_names() {
+  sed -e 's/"small"/"sm\\u001b]0;x\\u0007all"/' \
+    -e 's/"n1"/"n1\\u001b[2J\\u009bK"/g' "$1"
+}
+ctl_names "$D/small.json" >"$T/ctl.json"
+ctl_names "$D/small_plan_eager.json" >"$T/ctl_plan.json"
+ctl_names "$D/small_illegal_order.json" >"$T/ctl_illegal.json"
+raw=$(printf '\033\007\302\233')
+for args in "info ctl.json" "eval ctl.json ctl_plan.json" \
+  "run ctl.json ctl_plan.json" "solve ctl.json --method greedy -o ctl_out.json" \
+  "verify ctl.json ctl_illegal.json" "eval ctl.json ctl_illegal.json" \
+  "compare ctl.json ctl_plan.json ctl_illegal.json"; do
+  t_case "control characters in names: fuseplan $args"
+  # shellcheck disable=SC2086 # split the words on purpose
+  t_run_in "$T" "$FUSEPLAN" $args
+  cat "$T_OUT" "$T_ERR" >"$T/ctl_all"
+  t_false 'a raw ESC, BEL or C1 control is printed' \
+    env LC_ALL=C grep -q "[$raw]" "$T/ctl_all"
+  case $args in
+  info* | eval*plan* | run* | solve*) t_true 'the name is not shown escaped' \
+    grep -qF 'sm\x1b]0;x\x07all' "$T/ctl_all" ;;
+  *) t_true 'the node is not shown escaped' \
+    grep -qF "n1\\x1b[2J\\u009bK" "$T/ctl_all" ;;
+  esac
+done
+t_case 'control characters in names: the plan written keeps them'
+t_run "$FUSEPLAN" verify "$T/ctl.json" "$T/ctl_out.json"
+t_exit 0 && t_true 'escaped in the JSON' grep -qF '\u001b' "$T/ctl_out.json"
 
 t_finish

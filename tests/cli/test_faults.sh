@@ -207,6 +207,58 @@ t_case 'a gzip graph on standard input'
 t_run sh -c '"$1" info - <"$2"' sh "$FUSEPLAN" "$T/g.json.gz"
 t_exit 0 && t_out_has 'nodes            7'
 
+# ---- the input limit: --max-input-bytes (issue 15, item 6) ---------------
+# A gzip bomb (100 MB of zeros in about 100 KB) over a 1 MiB limit stops
+# as soon as its output passes the limit: exit 3 with one line naming the
+# file, and, under a sanitizer-free build, within 300 MB of address space
+# (it would need 100 MB to inflate, and the buffer's doubling more).
+t_case '--max-input-bytes: a gzip bomb'
+head -c 100000000 /dev/zero | gzip -1 >"$T/bomb.json.gz"
+limit_v=
+if ! nm "$FUSEPLAN" 2>/dev/null | grep -q __asan_init; then
+  limit_v='ulimit -v 300000 &&'
+fi
+t_run sh -c "$limit_v"' exec "$0" info --max-input-bytes 1MiB "$1"' \
+  "$FUSEPLAN" "$T/bomb.json.gz"
+t_exit 3 && t_err_one_line && t_err_has 'bomb.json.gz: larger than 1048576 bytes'
+t_run sh -c "$limit_v"' exec "$0" info "$1" --max-input-bytes=1M' \
+  "$FUSEPLAN" /dev/zero
+t_exit 3 && t_err_one_line && t_err_has '/dev/zero: larger than 1048576 bytes'
+
+# The limit is exact (a file of exactly the limit loads, one byte more
+# does not), holds for plans as for graphs, and every command that reads
+# files takes it.
+t_case '--max-input-bytes: exact, graphs and plans'
+gsize=$(wc -c <"$G" | tr -d ' ')
+psize=$(wc -c <"$P" | tr -d ' ')
+t_run "$FUSEPLAN" info "$G" --max-input-bytes "$gsize"
+t_exit 0
+t_run "$FUSEPLAN" info "$G" --max-input-bytes $((gsize - 1))
+t_exit 3 && t_err_one_line && t_err_has "small.json: larger than $((gsize - 1)) bytes"
+if [ "$psize" -lt "$gsize" ]; then
+  t_run "$FUSEPLAN" verify "$G" "$P" --max-input-bytes $((psize - 1))
+  t_exit 3 && t_err_has 'small.json: larger than'
+fi
+big=$((gsize > psize ? gsize : psize))
+for args in "info $G" "eval $G $P" "verify $G $P" "compare $G $P" \
+  "solve $G --method greedy -q" "pareto $G --method exhaustive --points 2" \
+  "run $G $P" "cut $G --nodes 2..3 --count 1 -o $T/cuts"; do
+  t_case "--max-input-bytes with fuseplan $args"
+  # shellcheck disable=SC2086 # split the words on purpose
+  t_run "$FUSEPLAN" $args --max-input-bytes "$big"
+  t_exit 0
+  # shellcheck disable=SC2086
+  t_run "$FUSEPLAN" $args --max-input-bytes 100
+  t_exit 3 && t_err_one_line && t_err_has 'larger than 100 bytes'
+done
+t_case '--max-input-bytes: bad values'
+for v in 0 -1 1.5K 1X ''; do
+  t_run "$FUSEPLAN" info "$G" --max-input-bytes "$v"
+  t_exit 2 && t_err_has 'max-input-bytes'
+done
+t_run "$FUSEPLAN" gen --size 10 --max-input-bytes 1K
+t_exit 2
+
 # Standard output on a full device: every command that prints its result
 # there says so and exits 4 (the output would be lost otherwise).
 S=$top_srcdir/tests/data/small.json
@@ -220,6 +272,61 @@ for args in "info $S" "info $S --json" "eval $S $P" "eval $S $P --json" \
   # shellcheck disable=SC2086
   t_run env FULL_OUT="$FULL" sh -c '"$@" >"$FULL_OUT"' sh "$FUSEPLAN" $args
   t_exit 4 && t_err_has "standard output: No space left on device"
+done
+
+# ---- signals while an output is written (issue 15, item 9) ---------------
+# temps DIR: the temporary files of atomic writes left in DIR.
+temps() { find "$1" -name '*.tmp.*' | sed 's,.*/,,'; }
+
+# Past the file-size limit (ulimit -f) the write fails like a full disk:
+# exit 4, the old file untouched, no temporary file left (SIGXFSZ used
+# to end the process and leave it).
+t_case 'gen -o past ulimit -f'
+mkdir "$T/fsize"
+echo old >"$T/fsize/g.json"
+t_run sh -c 'ulimit -f 64 && exec "$0" gen --size 20000 -o "$1"' \
+  "$FUSEPLAN" "$T/fsize/g.json"
+t_exit 4 && t_err_one_line && t_err_has 'g.json: cannot write: File too large'
+t_eq 'old file kept' "$(cat "$T/fsize/g.json")" old
+t_eq 'temporary files left' "$(temps "$T/fsize")" ''
+
+# A signal that ends the process while it writes an output removes the
+# temporary file.  The write of a 300,000-node graph (80 MB) is caught by
+# watching for its temporary file; a run that ends before the file is
+# seen is tried again.  A background job of sh starts with SIGINT
+# ignored (and fuseplan leaves an ignored signal ignored): `env
+# --default-signal` gives it the default back, where env has it.
+for sig in TERM HUP INT; do
+  t_case "SIG$sig while gen -o writes"
+  dfl=
+  if [ "$sig" = INT ]; then
+    env --default-signal=INT true 2>/dev/null || continue
+    dfl=--default-signal=INT
+  fi
+  rm -rf "$T/sig" && mkdir "$T/sig"
+  caught=
+  for try in 1 2 3; do
+    env $dfl "$FUSEPLAN" gen --size 300000 -o "$T/sig/g.json" 2>"$T_ERR" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+      set -- "$T"/sig/g.json.tmp.*
+      if [ -e "$1" ]; then
+        kill -s "$sig" "$pid" && caught=$try
+        break
+      fi
+    done
+    T_RC=0
+    wait "$pid" || T_RC=$?
+    [ -n "$caught" ] && break
+  done
+  if [ -z "$caught" ]; then
+    echo "note: SIG$sig: the write ended before its temporary file was seen" >&2
+    continue
+  fi
+  T_CMD="gen --size 300000 -o g.json (SIG$sig)"
+  t_true "ended by SIG$sig (exit $T_RC)" test "$T_RC" -gt 128
+  t_eq 'temporary files left' "$(temps "$T/sig")" ''
+  t_true 'no half-written g.json' test ! -e "$T/sig/g.json"
 done
 
 t_finish

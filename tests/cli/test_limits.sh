@@ -7,7 +7,7 @@
 # that cannot fit in the memory the process may use
 # (ulimit -v) is refused at once with its estimated size; SIGTERM and
 # SIGINT during a solve are answered within 1 s with the best plan so
-# far, a legal one.
+# far, a legal one, and during pareto with the points found so far.
 
 # shellcheck source=tests/cli/lib.sh
 . "${top_srcdir:-.}/tests/cli/lib.sh"
@@ -63,6 +63,27 @@ if ! "$FUSEPLAN" --version 2>/dev/null | grep -q sanitize &&
 fi
 
 # ---- signals: answered within 1 s with the best plan so far ---------------
+# signal_run SIG SECONDS CMD...: runs CMD in the background (stdout and
+# stderr into $T_OUT and $T_ERR), sends SIG after SECONDS, and waits for
+# it; $T_RC is its exit code and $start the time of the signal.  A
+# command that ignores the signal is killed after 10 s (and fails).
+signal_run() {
+  sig=$1
+  sleep_s=$2
+  shift 2
+  "$@" >"$T_OUT" 2>"$T_ERR" &
+  pid=$!
+  sleep "$sleep_s"
+  start=$(now)
+  kill -s "$sig" "$pid"
+  (sleep 10 && kill -s KILL "$pid" 2>/dev/null) &
+  guard=$!
+  T_RC=0
+  wait "$pid" || T_RC=$?
+  kill "$guard" 2>/dev/null
+  T_CMD="$* (SIG$sig)"
+}
+
 # signal_case SIG METHOD [OPTIONS]: starts a long solve, sends SIG after
 # 1.5 s, and checks that it ends within 1 s of it with exit 0 and a plan
 # that `eval` accepts.
@@ -72,19 +93,8 @@ signal_case() {
   shift 2
   t_case "SIG$sig during solve --method $m $*"
   rm -f "$T/sig.json"
-  "$FUSEPLAN" solve "$T/r60.json" --method "$m" "$@" --time-limit 120 -q \
-    -o "$T/sig.json" >"$T_OUT" 2>"$T_ERR" &
-  pid=$!
-  sleep 1.5
-  start=$(now)
-  kill -s "$sig" "$pid"
-  # a solve that ignores the signal is killed after 10 s (and fails)
-  (sleep 10 && kill -s KILL "$pid" 2>/dev/null) &
-  guard=$!
-  T_RC=0
-  wait "$pid" || T_RC=$?
-  kill "$guard" 2>/dev/null
-  T_CMD="solve --method $m $* (SIG$sig)"
+  signal_run "$sig" 1.5 "$FUSEPLAN" solve "$T/r60.json" --method "$m" "$@" \
+    --time-limit 120 -q -o "$T/sig.json"
   t_true 'answered within 1 s' within 1 "$start"
   t_exit 0 && t_run "$FUSEPLAN" eval "$T/r60.json" "$T/sig.json" &&
     t_exit 0
@@ -93,6 +103,29 @@ signal_case TERM ilp --window exact
 signal_case INT ilp --window exact
 signal_case TERM auto
 signal_case INT auto
+
+# pareto: a sweep of 8 points on a 300-node graph under --time-limit 60
+# ends within 2 s of the signal (1 s, with room for a loaded machine),
+# exit 0, with the points found so far: 8 rows, each plan within its
+# peak limit, and the front file written.  (It used to end only at the
+# end of the sweep, or, untrapped, with no front at all.)
+"$FUSEPLAN" gen --family random --size 300 --seed 1 -o "$T/r300.json" ||
+  t_fail 'gen failed'
+for sig in INT TERM; do
+  t_case "SIG$sig during pareto"
+  rm -f "$T/front.json"
+  signal_run "$sig" 2 "$FUSEPLAN" pareto "$T/r300.json" --points 8 \
+    --time-limit 60 -o "$T/front.json"
+  t_true 'answered within 2 s' within 2 "$start"
+  t_exit 0 || continue
+  # the table's point rows: limit, traffic, peak, ...
+  t_eq 'points in the table' \
+    "$(awk '$1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' "$T_OUT")" 8
+  t_eq 'points over their limit' \
+    "$(awk '$1 ~ /^[0-9]+$/ && $3 > $1 { n++ } END { print n + 0 }' "$T_OUT")" 0
+  t_eq 'points in the front file' \
+    "$(grep -c '"peak_limit"' "$T/front.json" 2>/dev/null)" 8
+done
 
 # ---- names GLPK would refuse (issue 15, item 3) ---------------------------
 # A graph name of 300 bytes with a tab and an escape character: GLPK

@@ -69,9 +69,18 @@ t_case 'illegal plan: exit 1'
 t_run "$FUSEPLAN" run "$D/small.json" "$D/small_illegal_order.json"
 t_exit 1 && t_err_one_line && t_err_has 'small_illegal_order.json'
 
-t_case 'memory limit: exit 1'
+# Over --memory-limit is its own exit code, not a mismatch (1).
+t_case 'memory limit: exit 6'
 t_run "$FUSEPLAN" run "$D/small.json" "$D/small_plan_legal.json" --memory-limit 1KiB
-t_exit 1 && t_err_has 'memory limit'
+t_exit 6 && t_err_one_line && t_err_has 'memory limit' &&
+  t_eq 'no verdict on stdout' "$(wc -c <"$T_OUT" | tr -d ' ')" 0
+# the bytes the message says the run needs are enough, one fewer is not
+need=$(sed -n 's/.*the run needs \([0-9]*\) bytes.*/\1/p' "$T_ERR")
+t_true 'the message gives the bytes needed' test -n "$need" &&
+  t_run "$FUSEPLAN" run --json "$D/small.json" "$D/small_plan_legal.json" \
+    --memory-limit $((need - 1)) && t_exit 6 &&
+  t_run "$FUSEPLAN" run --json "$D/small.json" "$D/small_plan_legal.json" \
+    --memory-limit "$need" && t_exit 0
 
 t_case 'usage errors: exit 2'
 for args in '--backend tpu' '--repeat 0' '--repeat x' '--seed -1' \

@@ -2,10 +2,12 @@
  * test_io.c -- fp_file_read_all under the input limit (plain files, gzip,
  * a gzip bomb, /dev/zero, a pipe, a sparse file: each stops at the limit
  * with bounded memory and time) and fp_file_write_atomic on targets that
- * are not plain files (symbolic links, loops, devices).
+ * are not plain files (symbolic links, loops, devices), and the removal
+ * of its temporary file by a signal handler in the middle of a write.
  */
 /* mknod, makedev and S_IFCHR are XSI, not strict POSIX. */
 #define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -322,6 +324,58 @@ START_TEST(write_devices_in_place) {
 }
 END_TEST
 
+/* The entries of dir (but . and ..). */
+static int dir_entries(void) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  ck_assert_ptr_nonnull(d);
+  for (struct dirent *e; (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
+}
+
+static void remove_temps_and_exit(int sig) {
+  (void)sig;
+  fp_file_remove_temps();
+  _exit(9);
+}
+
+/* A signal in the middle of a write (SIGXFSZ, raised by the write itself
+ * past RLIMIT_FSIZE: exactly then) whose handler calls
+ * fp_file_remove_temps leaves nothing in the directory; after writes
+ * that ended, it removes nothing. */
+START_TEST(signal_mid_write_removes_temp) {
+  make_dir();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    static char big[1 << 16];
+    struct rlimit rl = {4096, 4096};
+    fp_error err;
+    signal(SIGXFSZ, remove_temps_and_exit);
+    setrlimit(RLIMIT_FSIZE, &rl);
+    fp_file_write_atomic(path_in("out"), big, sizeof big, &err);
+    _exit(0); /* no signal came */
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 9);
+  ck_assert_int_eq(dir_entries(), 0);
+  fp_error err;
+  for (int i = 0; i < 20; i++) /* more writes than the table has slots */
+    ck_assert_int_eq(fp_file_write_atomic(path_in("done"), "x", 1, &err),
+                     FP_OK);
+  fp_file_remove_temps();
+  char *s = slurp(path_in("done"));
+  ck_assert_str_eq(s, "x");
+  free(s);
+  ck_assert_int_eq(dir_entries(), 1);
+  remove_dir();
+}
+END_TEST
+
 static Suite *io_suite(void) {
   Suite *s = suite_create("model/io");
   TCase *tc = tcase_create("io");
@@ -334,6 +388,7 @@ static Suite *io_suite(void) {
   tcase_add_test(tc, gzip_members_and_trailing_data);
   tcase_add_test(tc, write_follows_links);
   tcase_add_test(tc, write_devices_in_place);
+  tcase_add_test(tc, signal_mid_write_removes_temp);
   suite_add_tcase(s, tc);
   return s;
 }
