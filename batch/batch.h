@@ -139,11 +139,13 @@ fp_status fp_batch_run_one(const fp_batch_item *it, const fp_batch_options *o,
 
 /* Records item `it`, whose process was lost (an MPI worker rank that
  * died), as an error item of DIR with message `why`, unless DIR already
- * holds a finished record of it; an error item is run again by a rerun.
- * FP_EIO when the record cannot be written, FP_ENOMEM. */
+ * holds a finished record of it (a worker only stalled may have
+ * committed it); an error item is run again by a rerun.  *rec is the
+ * item's record in DIR: the finished one, or the error one written.
+ * FP_EIO when the record cannot be written. */
 fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
                              const char *version, const char *why,
-                             fp_error *err);
+                             fp_batch_record *rec, fp_error *err);
 
 /* Whether item `it` is finished in DIR (its record is there, with a
  * status other than error); *rec is that record. */

@@ -429,13 +429,9 @@ done:
 
 fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
                              const char *version, const char *why,
-                             fp_error *err) {
-  fp_batch_record *rec = malloc(sizeof *rec);
+                             fp_batch_record *rec, fp_error *err) {
   char path[4200];
   fp_status st = FP_OK;
-  if (!rec)
-    return fp_error_set(err, FP_ENOMEM, "out of memory");
-  /* A worker that was only slow may have committed its result since. */
   if (!fp_batch_item_finished(dir, it, rec)) {
     error_record(it, version, rec);
     snprintf(rec->error, sizeof rec->error, "%s", why);
@@ -443,7 +439,6 @@ fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
   }
   snprintf(path, sizeof path, "%s/tmp/%s.log", dir, it->id);
   unlink(path);
-  free(rec);
   return st;
 }
 
