@@ -42,7 +42,9 @@
 
 enum { TAG_UP = 1, TAG_DOWN = 2 }; /* to rank 0; from rank 0 */
 enum { MSG_READY = 0, MSG_DONE = 1, MSG_ALIVE = 2 }; /* msg[0] */
-enum { RANK_ACTIVE, RANK_STOPPED, RANK_LOST };       /* master.state */
+/* master.state; RANK_UNHEARD: taken for lost before its first word (it
+ * held no item, and is taken back if it speaks after all). */
+enum { RANK_ACTIVE, RANK_STOPPED, RANK_LOST, RANK_UNHEARD };
 enum { MSG_KIND, MSG_ITEM, MSG_GOLD, MSG_FAILED, MSG_LEN };
 
 bool fp_batch_mpi_launched(void) {
@@ -242,7 +244,7 @@ static fp_status stopped(const master *M, fp_error *err) {
 static fp_status lose_rank(master *M, int r, const char *why, fp_error *err) {
   fp_batch_mpi_counts *C = M->counts;
   char msg[512], path[4200];
-  M->state[r] = RANK_LOST;
+  M->state[r] = M->busy[r] < 0 ? RANK_UNHEARD : RANK_LOST;
   M->active--;
   C->rank_lost[r] = true;
   if (M->busy[r] < 0)
@@ -327,6 +329,12 @@ static fp_status master_answer(master *M, int r, const int *msg,
   M->heard[r] = fp_clock_now();
   if (msg[MSG_KIND] == MSG_ALIVE)
     return FP_OK;
+  if (M->state[r] == RANK_UNHEARD && msg[MSG_KIND] == MSG_READY &&
+      M->active > 0) { /* only late to start: it may still help */
+    M->state[r] = RANK_ACTIVE;
+    M->active++;
+    M->counts->rank_lost[r] = false;
+  }
   if (M->state[r] != RANK_ACTIVE) {
     send_stop(r);
     return FP_OK;
@@ -366,6 +374,32 @@ static void master_idle(master *M) {
     master_report(M);
 }
 
+/* Leaves a word to stop for every worker rank taken for lost: one only
+ * slow (late to start, stalled) finds it when it asks, after rank 0 has
+ * ended, and ends too rather than wait for an answer.  The sends are
+ * not waited for beyond a moment (a dead rank never takes them). */
+static void farewell(const master *M) {
+  static const int stop = -1;
+  for (int r = 1; r < M->counts->size; r++) {
+    if (M->state[r] != RANK_LOST && M->state[r] != RANK_UNHEARD)
+      continue;
+    MPI_Request req;
+    int flag = 0;
+    if (MPI_Isend(&stop, 1, MPI_INT, r, TAG_DOWN, MPI_COMM_WORLD, &req) !=
+        MPI_SUCCESS)
+      continue;
+    for (int k = 0; k < 50 && !flag; k++) {
+      struct timespec ts = {0, 2000000}; /* 2 ms */
+      if (MPI_Test(&req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        break;
+      if (!flag)
+        nanosleep(&ts, NULL);
+    }
+    if (!flag)
+      MPI_Request_free(&req);
+  }
+}
+
 /* Rank 0's loop: answers the workers until every one is told to stop or
  * lost.  FP_EINTERNAL when cancelled or left without workers with items
  * still to run. */
@@ -397,6 +431,7 @@ static fp_status master_loop(master *M, fp_error *err) {
     MPI_Cancel(&req);
     MPI_Request_free(&req);
   }
+  farewell(M);
   if (st == FP_OK && (M->o->cancel && *M->o->cancel))
     return stopped(M, err); /* the caller aborts the job */
   if (st == FP_OK && M->next < M->n_order)
