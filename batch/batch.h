@@ -127,13 +127,25 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
                        fp_error *err);
 
 /* Runs item `it` in a child process of its own under o's limits, as
- * fp_batch_run does (o->jobs and o->progress are not used), and waits for
- * it: *rec is its record, written to DIR/items (a death record when the
- * child died).  DIR's lock is not taken (the caller coordinates).  FP_EIO
- * when fork fails or the record cannot be written; FP_EINTERNAL when
- * cancelled (the item is killed). */
+ * fp_batch_run does (o->jobs is not used), and waits for it: *rec is its
+ * record, written to DIR/items (a death record when the child died).
+ * o->progress, when set, is called every o->progress_every_s while it
+ * waits and once at the end (an MPI worker's heartbeat).  DIR's lock is
+ * not taken (the caller coordinates).  FP_EIO when fork fails or the
+ * record cannot be written; FP_EINTERNAL when cancelled (the item is
+ * killed). */
 fp_status fp_batch_run_one(const fp_batch_item *it, const fp_batch_options *o,
                            fp_batch_record *rec, fp_error *err);
+
+/* Records item `it`, whose process was lost (an MPI worker rank that
+ * died), as an error item of DIR with message `why`, unless DIR already
+ * holds a finished record of it (a worker only stalled may have
+ * committed it); an error item is run again by a rerun.  *rec is the
+ * item's record in DIR: the finished one, or the error one written.
+ * FP_EIO when the record cannot be written. */
+fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
+                             const char *version, const char *why,
+                             fp_batch_record *rec, fp_error *err);
 
 /* Whether item `it` is finished in DIR (its record is there, with a
  * status other than error); *rec is that record. */

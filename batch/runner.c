@@ -197,11 +197,10 @@ static void last_words(const char *dir, const char *id, char *buf, size_t n) {
   unlink(path);
 }
 
-/* The record of an item whose child did not commit one. */
-static void death_record(const fp_batch_item *it, const fp_batch_options *o,
-                         int wstatus, bool timed_out, fp_batch_record *rec) {
-  char words[400];
-  last_words(o->dir, it->id, words, sizeof words);
+/* An error record of item `it` (its identity, status error, no result;
+ * the caller says why in rec->error). */
+static void error_record(const fp_batch_item *it, const char *version,
+                         fp_batch_record *rec) {
   fp_batch_record_init(rec);
   snprintf(rec->id, sizeof rec->id, "%s", it->id);
   snprintf(rec->source, sizeof rec->source, "%s", it->source);
@@ -209,11 +208,18 @@ static void death_record(const fp_batch_item *it, const fp_batch_options *o,
   snprintf(rec->method, sizeof rec->method, "%s", it->method);
   snprintf(rec->objective, sizeof rec->objective, "%s", it->objective);
   fp_batch_peak_text(it, rec->peak_limit, sizeof rec->peak_limit);
-  snprintf(rec->fuseplan_version, sizeof rec->fuseplan_version, "%s",
-           o->version);
+  snprintf(rec->fuseplan_version, sizeof rec->fuseplan_version, "%s", version);
   snprintf(rec->status, sizeof rec->status, "error");
   if (it->cut.count)
     rec->cut_first = it->cut.first, rec->cut_count = it->cut.count;
+}
+
+/* The record of an item whose child did not commit one. */
+static void death_record(const fp_batch_item *it, const fp_batch_options *o,
+                         int wstatus, bool timed_out, fp_batch_record *rec) {
+  char words[400];
+  last_words(o->dir, it->id, words, sizeof words);
+  error_record(it, o->version, rec);
   if (WIFSIGNALED(wstatus)) {
     int sig = WTERMSIG(wstatus);
     rec->signal = sig;
@@ -421,12 +427,27 @@ done:
   return st;
 }
 
+fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
+                             const char *version, const char *why,
+                             fp_batch_record *rec, fp_error *err) {
+  char path[4200];
+  fp_status st = FP_OK;
+  if (!fp_batch_item_finished(dir, it, rec)) {
+    error_record(it, version, rec);
+    snprintf(rec->error, sizeof rec->error, "%s", why);
+    st = write_record(dir, rec, err);
+  }
+  snprintf(path, sizeof path, "%s/tmp/%s.log", dir, it->id);
+  unlink(path);
+  return st;
+}
+
 fp_status fp_batch_run_one(const fp_batch_item *it, const fp_batch_options *o,
                            fp_batch_record *rec, fp_error *err) {
   fp_batch_options one = *o;
   one.jobs = 1;
-  one.progress = NULL;
-  one.progress_every_s = 0;
+  if (!one.progress)
+    one.progress_every_s = 0;
   run_state *S = calloc(1, sizeof *S);
   slot s;
   int32_t todo = 0;

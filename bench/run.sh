@@ -117,6 +117,12 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/cluster.sh" "$builddir/fuseplan"
   echo
+  echo "### A lost worker rank under mpirun --enable-recovery"
+  echo
+  echo "\`bench/mpi-lost.sh\` prints this (\`FP_LOST_RUNS\`: runs)."
+  echo
+  bash "$srcdir/bench/mpi-lost.sh" "$builddir/fuseplan"
+  echo
   echo "## auto: large-neighbourhood search against the heuristics (issue: auto)"
   echo
   echo "\`--method auto\` (default settings, one job, peak limit = the eager"

@@ -575,6 +575,11 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
             o->dir, (int)counts.n_lost, counts.lost);
   if (view.tty && !view.quiet)
     fputc('\n', stderr);
+  if (rank == 0 && counts.n_lost_now)
+    fprintf(stderr,
+            "fuseplan batch: %d items lost with their worker rank, recorded "
+            "as errors (a rerun retries them): %s\n",
+            (int)counts.n_lost_now, counts.lost_now);
   if (st != FP_OK) {
     fprintf(stderr, "fuseplan batch: rank %d: %s\n", rank, err.msg);
     fp_batch_unlock(fd);
@@ -590,14 +595,15 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
               (int)last.failed, (int)last.skipped, o->dir);
       fprintf(stderr, "fuseplan batch: items per worker:");
       for (int32_t r = 1; r < counts.size; r++)
-        fprintf(stderr, " rank %d: %d;", (int)r, (int)counts.per_rank[r]);
+        fprintf(stderr, " rank %d: %d%s;", (int)r, (int)counts.per_rank[r],
+                counts.rank_lost[r] ? " (lost)" : "");
       fputc('\n', stderr);
     }
     rc = last.failed ? EXIT_PROBLEM : EXIT_OK;
   }
   free(counts.per_rank);
-  fp_batch_mpi_finalize();
-  return rc;
+  free(counts.rank_lost);
+  return fp_batch_mpi_finalize(rc);
 }
 #endif
 

@@ -4,7 +4,10 @@
 # run, items counted per worker; a worker rank killed with SIGKILL (the
 # test hook FUSEPLAN_TEST_FAULT=rankdie:NAME) stops the job, which names
 # the item in flight, keeps what finished, and a rerun completes it
-# without recomputing a finished item.
+# without recomputing a finished item; under mpirun --enable-recovery the
+# job survives it: rank 0 finds the worker lost by its silence, records
+# its item as an error, the other workers finish every other item in the
+# same run, and a rerun recomputes only the lost item.
 
 # shellcheck source=tests/cli/lib.sh
 . "${top_srcdir:-.}/tests/cli/lib.sh"
@@ -73,6 +76,36 @@ if [ $hooks = yes ]; then
   t_true "a finished item was recomputed" sh -c \
     "grep -v total '$T/before' | while read -r l; do grep -qxF \"\$l\" '$T/after' || exit 1; done"
   t_eq "index rows" "$(wc -l <"$T/k/index.jsonl" | tr -d ' ')" 6
+
+  t_case "a worker killed under --enable-recovery: the rest finishes in the same run"
+  FUSEPLAN_TEST_FAULT=rankdie:zzvictim t_run $MPIRUN --enable-recovery \
+    "$FUSEPLAN" batch --manifest "$T/manifest" --compare greedy \
+    --time-limit 30 -o "$T/r"
+  # Open MPI 4.1's mpirun --enable-recovery exits 0 whatever its ranks
+  # return: rank 0's summary says how the batch went.
+  t_err_has "6 run (5 optimal, 1 failed or infeasible), 0 already done"
+  t_true "the lost item and its rank are named" \
+    grep -Eq "worker rank [12] lost while solving [0-9a-f]{16} \(.*zzvictim.json\): no word from it for" "$T_ERR"
+  t_true "one worker is counted lost, the items counted" sh -c \
+    "grep 'items per worker' '$T_ERR' | grep -o 'rank [12]: [0-9]*[ (lost)]*;' | awk '/lost/ { n++ } { s += \$3 } END { exit !(n == 1 && s == 5) }'"
+  t_false "a survivor stopped" grep -q "every worker rank was lost" "$T_ERR"
+  t_eq "index rows" "$(wc -l <"$T/r/index.jsonl" | tr -d ' ')" 6
+  t_eq "the lost item is an error row" \
+    "$(grep zzvictim "$T/r/index.jsonl" | grep -c '"status": "error"')" 1
+  t_eq "every other item finished" \
+    "$(grep -v zzvictim "$T/r/index.jsonl" | grep -c '"status": "optimal"')" 5
+  t_eq "no note of an item in flight is left" "$(ls "$T/r/tmp" | wc -l | tr -d ' ')" 0
+  ls -li --time-style=full-iso "$T/r/items" | grep -v total >"$T/before"
+  victim=$(grep zzvictim "$T/r/index.jsonl" | sed 's/^{"id": "\([0-9a-f]*\)".*/\1/')
+  t_run $MPIRUN --enable-recovery "$FUSEPLAN" batch --manifest "$T/manifest" \
+    --compare greedy --time-limit 30 -o "$T/r"
+  t_err_has "6 items: 1 run (0 optimal, 0 failed or infeasible), 5 already done"
+  t_false "the rerun reported a dead run" grep -q "items in flight" "$T_ERR"
+  t_eq "the lost item is recomputed" \
+    "$(grep zzvictim "$T/r/index.jsonl" | grep -c '"status": "error"')" 0
+  ls -li --time-style=full-iso "$T/r/items" >"$T/after"
+  t_true "a finished item was recomputed" sh -c \
+    "grep -v '$victim' '$T/before' | while read -r l; do grep -qxF \"\$l\" '$T/after' || exit 1; done"
 fi
 
 t_finish
