@@ -26,6 +26,15 @@ static int lex_less(fp_objective o, const fp_metrics *a, const fp_metrics *b) {
   return a1 != b1 ? a1 < b1 : a2 < b2;
 }
 
+/* The exact model for objective o, no peak limit, 20 s. */
+static void exact_params(fp_ilp_params *prm, fp_objective o) {
+  fp_ilp_params_init(prm);
+  prm->objective = o;
+  prm->peak_limit = FP_NO_LIMIT;
+  prm->window = FP_ILP_WINDOW_EXACT;
+  prm->time_limit_s = 20;
+}
+
 START_TEST(ilp_equals_exhaustive_lexicographic_optimum) {
   int proven = 0;
   for (int i = 0; i < 60; i++) {
@@ -33,11 +42,7 @@ START_TEST(ilp_equals_exhaustive_lexicographic_optimum) {
     fp_graph *g = tu_random_graph(&r, 3, 8);
     fp_objective o = i % 2 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
     fp_ilp_params prm;
-    fp_ilp_params_init(&prm);
-    prm.objective = o;
-    prm.peak_limit = FP_NO_LIMIT;
-    prm.window = FP_ILP_WINDOW_EXACT;
-    prm.time_limit_s = 20;
+    exact_params(&prm, o);
     fp_plan *p = fp_plan_create(), *x = fp_plan_create();
     fp_metrics pm, xm;
     fp_error err;
@@ -72,11 +77,7 @@ START_TEST(one_level_stops_at_the_objective) {
     fp_graph *g = tu_random_graph(&r, 4, 8);
     fp_objective o = i % 2 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
     fp_ilp_params prm;
-    fp_ilp_params_init(&prm);
-    prm.objective = o;
-    prm.peak_limit = FP_NO_LIMIT;
-    prm.window = FP_ILP_WINDOW_EXACT;
-    prm.time_limit_s = 20;
+    exact_params(&prm, o);
     fp_plan *one = fp_plan_create(), *two = fp_plan_create();
     fp_metrics m1, m2;
     fp_error err;
