@@ -2,7 +2,9 @@
 # test_inductor.sh -- fuseplan_inductor (tools/): plans applied inside
 # torch.compile (tools/tests/test_apply.py: Inductor's own plan, a
 # foreign, a stale and an unfusible plan, the fallback, bad plan
-# directories, an unsupported torch), and the whole loop
+# directories, an unsupported torch; tools/tests/test_two_hop.py: the
+# exporter's verdicts on pairs two steps apart, convnext's LayerNorm
+# triple), and the whole loop
 # (python -m fuseplan_inductor run) on the tiny model and on timm's
 # test_resnet at batch 2: the kernels are the plan's, outputs and gradients
 # match eager; a missing fuseplan binary, an unsupported torch and a foreign
@@ -25,7 +27,7 @@ tools=$top_srcdir/tools
 export PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}"
 run() { "$PY" -m fuseplan_inductor run "$@" --fuseplan "$FUSEPLAN" --time-limit 5 --steps 2; }
 
-t_case 'plans(): tools/tests/test_apply.py'
+t_case 'plans() and the exporter: tools/tests/test_*.py'
 t_run "$PY" -m unittest discover -s "$tools/tests" -p 'test_*.py'
 t_exit 0 || cat "$T_ERR"
 

@@ -15,8 +15,9 @@ Inductor compiles inside the block run the plan made for it:
 3. ``config._post_fusion_custom_pass``: a group Inductor did not (fully)
    form is completed with Inductor's own legality check
    (``Scheduler.can_fuse``, its heuristics off, and the cycle check) and
-   ``Scheduler.fuse_two_nodes``; a pair it refuses is an
-   UnfusibleGroupError naming the nodes and Inductor's reason.  The fused
+   ``Scheduler.fuse_two_nodes``; a group it refuses is an
+   UnfusibleGroupError naming the nodes and Inductor's reason (every
+   refused group of the graph is collected first: ``refused``).  The fused
    nodes are then put in the plan's order (the nodes the export folds away,
    nop and MultiOutput nodes, go as early as their inputs allow).
 4. ``Scheduler.codegen``: the kernels Inductor emits are recorded (one C++
@@ -52,7 +53,10 @@ class NoPlanError(PlanError):
 
 
 class UnfusibleGroupError(PlanError):
-    """Inductor refuses to fuse a group of the plan."""
+    """Inductor refuses to fuse a group of the plan.  ``fingerprint``: the
+    graph's; ``parts``: the first refused group as the parts Inductor left
+    (lists of node names); ``refused``: the parts of every refused group of
+    that graph."""
 
 
 class KernelMismatchError(PlanError):
@@ -226,6 +230,37 @@ def _pre_fusion(nodes):
     return nodes
 
 
+def _loops(part):
+    """A part's loop ranges as Inductor's backend compares them."""
+    try:
+        sizes, rsizes = part.group[1]
+    except (AttributeError, TypeError, ValueError):
+        return "extern"
+    return f"{tuple(sizes)}x{tuple(rsizes)}" if rsizes else str(tuple(sizes))
+
+
+def _refusal(gp, gi, parts, reasons):
+    """The UnfusibleGroupError for group GI stuck at PARTS.  "node1 must go
+    before node2" is only the reverse orientation of a pair; when nothing
+    else was said, the backend refused the data-order orientation silently
+    (the C++ backend does when the parts share no outer loop), so the
+    parts' loop ranges are named."""
+    names = [s.get_name() for p in parts for s in p.get_nodes()]
+    useful = [r for r in reasons if "must go before" not in r]
+    why = "; ".join(dict.fromkeys(useful)) or (
+        "Scheduler.can_fuse said no without giving a reason (the backend's "
+        "can_fuse_vertical / can_fuse_horizontal; the parts' loops: " +
+        ", ".join(f"{'+'.join(s.get_name() for s in p.get_nodes())} {_loops(p)}"
+                  for p in parts) + ")")
+    err = UnfusibleGroupError(
+        f"{gp.entry.path}: groups[{gi}] of {gp.report.describe()}: Inductor cannot "
+        f"fuse {', '.join(names)} into one kernel: {why}")
+    err.fingerprint = gp.report.fingerprint
+    err.parts = [[s.get_name() for s in p.get_nodes()] for p in parts]
+    err.refused = [err.parts]
+    return err
+
+
 def _fuse_group(sched, gp, gi, parts, fused_set):
     """Fuses PARTS (scheduler nodes, all of group GI) into one with
     Inductor's own checks and fuse_two_nodes.  Raises UnfusibleGroupError
@@ -249,17 +284,7 @@ def _fuse_group(sched, gp, gi, parts, fused_set):
                 continue
             break
         else:
-            names = [s.get_name() for p in parts for s in p.get_nodes()]
-            useful = [r for r in reasons if "must go before" not in r] or reasons
-            why = "; ".join(dict.fromkeys(useful)) or (
-                "Scheduler.can_fuse said no without giving a reason (the backend's "
-                "can_fuse_vertical / can_fuse_horizontal)")
-            err = UnfusibleGroupError(
-                f"{gp.entry.path}: groups[{gi}] of {gp.report.describe()}: Inductor cannot "
-                f"fuse {', '.join(names)} into one kernel: {why}")
-            err.fingerprint = gp.report.fingerprint
-            err.parts = [[s.get_name() for s in p.get_nodes()] for p in parts]
-            raise err
+            raise _refusal(gp, gi, parts, reasons)
     return parts[0]
 
 
@@ -331,10 +356,21 @@ def _post_fusion(nodes):
             parts.setdefault(gs.pop(), []).append(n)
     fused_set = OrderedSet(nodes)
     gp.forcing = True
+    by_group, refused = {}, []
     try:
-        by_group = {gi: _fuse_group(sched, gp, gi, ps, fused_set) for gi, ps in parts.items()}
+        for gi, ps in parts.items():
+            try:
+                by_group[gi] = _fuse_group(sched, gp, gi, ps, fused_set)
+            except UnfusibleGroupError as e:
+                refused.append(e)  # the other groups are still tried: all refusals at once
     finally:
         gp.forcing = False
+    if refused:
+        err = refused[0]
+        if len(refused) > 1:
+            err.args = (f"{err} (and {len(refused) - 1} more groups of that graph)",)
+        err.refused = [e.parts for e in refused]
+        raise err
     return _order(sched, gp, list(fused_set), by_group)
 
 

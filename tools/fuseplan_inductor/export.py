@@ -184,9 +184,48 @@ def _capturing(state):
         S.Scheduler.codegen = orig_codegen
 
 
+def _two_hop_pairs(pairs, pos):
+    """The pairs (u, v), u before v in program order (POS: node name ->
+    position), of nodes that share a buffer with a common third node
+    (PAIRS: the pairs that share a buffer)."""
+    near = {}
+    for u, v in pairs:
+        near.setdefault(u, set()).add(v)
+        near.setdefault(v, set()).add(u)
+    out = set()
+    for ns in near.values():
+        ns = sorted(ns, key=pos.get)
+        for i, u in enumerate(ns):
+            for v in ns[i + 1:]:
+                out.add((u, v))
+    return out
+
+
+def _backend_verdict(sched, a, b):
+    """The backend's own legality of putting A and B (A first in program
+    order) in one kernel: can_fuse_vertical when B depends on A, else
+    can_fuse_horizontal either way.  Inductor's heuristics are left out:
+    A and B share no buffer, so its shared-data threshold would refuse any
+    such pair."""
+    backend = sched.get_backend(a.get_device())
+    try:
+        if a.get_operation_names() & b.ancestors:
+            return bool(backend.can_fuse_vertical(a, b))
+        return bool(backend.can_fuse_horizontal(a, b) or backend.can_fuse_horizontal(b, a))
+    except Exception:  # noqa: BLE001 (a backend that cannot judge the pair: no verdict)
+        return True
+
+
 def _candidate_verdicts(sched, cap):
     """Inductor's can_fuse on every pair of non-extern nodes that share a
-    buffer (writer-reader and reader-reader pairs)."""
+    buffer (writer-reader and reader-reader pairs), and the backend's own
+    legality (_backend_verdict) on every pair that shares a buffer with a
+    common third node.  The second kind is what pairwise verdicts miss: the
+    C++ backend fuses a reduction R with a consumer P of its output by
+    outer-loop fusion (their outer loops must be equal) and P with a
+    pointwise Q of other loop ranges by recomputing P's ranges to Q's; R,
+    P, Q is then no kernel in any order, though each pair that shares a
+    buffer is one (convnext's LayerNorm: docs/inductor.md)."""
     nodes = cap.graph["nodes"]
     pos = {nd["name"]: i for i, nd in enumerate(nodes)}
     writer = {}
@@ -212,6 +251,8 @@ def _candidate_verdicts(sched, cap):
                 pairs.add((u, v))
     verdict = {}
     sn = cap.sched_nodes
+    for u, v in sorted(_two_hop_pairs(pairs, pos) - pairs, key=lambda p: (pos[p[0]], pos[p[1]])):
+        verdict[(u, v)] = _backend_verdict(sched, sn[u], sn[v])
     for u, v in sorted(pairs, key=lambda p: (pos[p[0]], pos[p[1]])):
         a, b = sn[u], sn[v]
         ok = False
@@ -361,7 +402,7 @@ def _compatible(a, b):
     return False
 
 
-def _codegen_splits(groups, emitted):
+def codegen_splits(groups, emitted):
     """The scheduler groups that code generation emitted as several
     kernels, each as its list of emitted parts."""
     kernel_of = {}
@@ -415,7 +456,7 @@ def _finish(cap, name, model, batch, torch_version, extra):
     g["unfusible"] = unf
     if cap.emitted is not None:
         cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
-        cap.meta["inductor_codegen_splits"] = _codegen_splits(cap.groups, cap.emitted)
+        cap.meta["inductor_codegen_splits"] = codegen_splits(cap.groups, cap.emitted)
     g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     n_kinds = {}
     for nd in g["nodes"]:

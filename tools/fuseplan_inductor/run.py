@@ -22,7 +22,7 @@ import tempfile
 from . import measure
 from .apply import (GraphReport, PlanError, PlanSet, UnfusibleGroupError, observe,
                     plan_error, plans)
-from .export import export_model
+from .export import codegen_splits, export_model
 from .files import dump, load
 from .models import ModelError, build_model
 from .versions import UnsupportedTorchError, check_torch
@@ -205,28 +205,52 @@ def _row(args, method, graphs, measured, ref):
     return row
 
 
+def _split_groups(reports):
+    """{fingerprint: (refused parts, why)} of the graphs whose plan's groups
+    Inductor's code generation emitted as several kernels (C++ outer-loop
+    fusion falls back to one loop nest per member when it cannot merge the
+    loops): the scheduler formed them, the kernels do not."""
+    out = {}
+    for r in reports:
+        if r.kernels_match_plan is not False or r.groups is None or r.emitted is None:
+            continue
+        splits = codegen_splits(r.groups, r.emitted)
+        if splits:
+            out[r.fingerprint] = (splits, f"Inductor's code generation split {len(splits)} "
+                                  f"groups of {r.describe()} (the first: {splits[0]})")
+    return out
+
+
 def _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs, fuseplan,
                         exp_dir, plan_dir, given):
-    """_measure_method; for fuseplan's own plans, a group Inductor refuses
-    (UnfusibleGroupError) makes its cross pairs unfusible, that graph is
-    solved again and the method measured again, up to --replan times."""
+    """_measure_method; for fuseplan's own plans, the groups Inductor refuses
+    (UnfusibleGroupError.refused: all of one graph) or its code generation
+    splits (_split_groups) make their cross pairs unfusible, those graphs
+    are solved again and the method measured again, up to --replan times."""
     refused = {}
+    replanning = method == "fuseplan" and not given
     for attempt in range(args.replan + 1):
+        last = attempt == args.replan
         try:
-            return _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
+            measured = _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
         except Exception as e:  # noqa: BLE001 (torch wraps what the plans raise)
             pe = plan_error(e)
-            if (method != "fuseplan" or given or attempt == args.replan or
-                    not isinstance(pe, UnfusibleGroupError)):
+            if not replanning or last or not isinstance(pe, UnfusibleGroupError):
                 raise
-        g = next(g for g in graphs if g.fingerprint == pe.fingerprint)
-        pairs = refused.setdefault(g.fingerprint, [])
-        pairs += [[u, v] for i, a in enumerate(pe.parts) for b in pe.parts[i + 1:]
-                  for u in a for v in b]
-        print(f"fuseplan_inductor: {pe}; solving {g.ex.graph['name']} again with "
-              f"{len(pairs)} refused pairs unfusible", file=sys.stderr)
-        gp, pp = solve(fuseplan, g.ex, plan_dir, args.budget, args.time_limit, pairs)
-        g.figures["fuseplan"] = _evaluate(fuseplan, gp, pp)
+            found = {pe.fingerprint: (pe.refused, str(pe))}
+        else:
+            found = _split_groups(measured[4]) if replanning and not last else {}
+            if not found:
+                return measured
+        for fingerprint, (refused_parts, why) in found.items():
+            g = next(g for g in graphs if g.fingerprint == fingerprint)
+            pairs = refused.setdefault(fingerprint, [])
+            pairs += [[u, v] for parts in refused_parts for i, a in enumerate(parts)
+                      for b in parts[i + 1:] for u in a for v in b]
+            print(f"fuseplan_inductor: {why}; solving {g.ex.graph['name']} again with "
+                  f"{len(pairs)} refused pairs unfusible", file=sys.stderr)
+            gp, pp = solve(fuseplan, g.ex, plan_dir, args.budget, args.time_limit, pairs)
+            g.figures["fuseplan"] = _evaluate(fuseplan, gp, pp)
 
 
 def loop(args):
@@ -307,8 +331,9 @@ def main(argv=None):
                    "build/fuseplan)")
     r.add_argument("--plans", help="apply the plans of this directory instead of solving")
     r.add_argument("--replan", type=int, default=3,
-                   help="when Inductor refuses a group of fuseplan's plan, make its pairs "
-                   "unfusible and solve that graph again, up to this many times (default 3)")
+                   help="when Inductor refuses groups of fuseplan's plan, or its code "
+                   "generation splits them, make their pairs unfusible and solve that graph "
+                   "again, up to this many times (default 3)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
     r.add_argument("--threads", type=int, default=1,
