@@ -195,7 +195,7 @@ static bool window_params(const lns *L, const sub_problem *S,
 }
 
 /* Grows or shrinks the window after a solve: proved optimal with work to
- * spare -> one node larger; not proved -> a quarter smaller.  Additive
+ * spare -> one node larger; not proved -> a fifth smaller.  Additive
  * growth and multiplicative shrinking keep most windows at a size that
  * proves: an unproved window costs its whole budget and rarely helps. */
 static void adapt(lns *L, const fp_solver_info *si) {
@@ -206,8 +206,8 @@ static void adapt(lns *L, const fp_solver_info *si) {
       si->time_s < 0.25 * L->win_time)
     L->W = L->W + 1 > L->w_max ? L->w_max : L->W + 1;
   else if (!proved)
-    L->W = L->W - L->W / 4 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
-                                                    : L->W - L->W / 4 - 1;
+    L->W = L->W - L->W / 5 - 1 < FP_AUTO_WINDOW_MIN ? FP_AUTO_WINDOW_MIN
+                                                    : L->W - L->W / 5 - 1;
 }
 
 /* Splices the window's plan q in and keeps it when the whole plan gets
