@@ -2,7 +2,7 @@
  * peak_bound.c -- a lower bound on the peak that holds for every legal plan
  * (docs/cost-model.md, "The peak bound", proves each rule).
  *
- * Three kinds of steps are certain to exist in every plan with nodes:
+ * These steps are certain to exist in every plan with nodes:
  *   - step 0: every freeable, non-output input that has a reader is live
  *     from step 0 through its last reader's step;
  *   - step T-1: every produced graph output is live from its write through
@@ -14,6 +14,12 @@
  *     Materialization is certain when some reader of b always runs at a
  *     later step than w, when x always runs later than w, or when some such
  *     covering reader r always runs later than x.
+ *   - step(x) again, for a freeable input b no node at or after x reads:
+ *     if b is freed before step(x), its readers ran before x, and what
+ *     they wrote for nodes at or after x is live at step(x) instead;
+ *   - step 0 and step T-1 again: the first group holds a source and the
+ *     last a sink, so the cut rule at the cheapest source (sink) adds to
+ *     the step-0 (last-step) rule.
  * "Always runs later" (strict[w] below) is derived from the dependency order
  * and the fusion rules: step(u) <= step(v) along every edge u -> v, and two
  * nodes that can never share a group (incompatible kinds or iteration
@@ -169,11 +175,92 @@ static uint64_t end_steps_bound(const fp_graph *g) {
   return first > last ? first : last;
 }
 
+/* Whether x writes no buffer that some node reads (a sink). */
+static bool is_sink(const fp_graph *g, int32_t x) {
+  const fp_node *nd = fp_graph_node(g, x);
+  for (int32_t i = 0; i < nd->n_writes; i++)
+    if (fp_graph_buffer(g, nd->writes[i])->n_readers > 0)
+      return false;
+  return true;
+}
+
+/* The end-step cut rules.  The first group holds a node with no producer
+ * (a source s: its producers would have to run earlier), and the last
+ * group a sink t (its consumers would have to run later).  So live(0) is
+ * at least every freeable input plus what is live at step(s) anyway, for
+ * the cheapest source s; and live(T-1) every produced output plus what is
+ * live at step(t), for the cheapest sink t.  Each sum counts a buffer
+ * once (inputs and outputs apart). */
+static uint64_t end_cut_bound(const pb_work *W, uint64_t resident) {
+  uint64_t first = UINT64_MAX, last = UINT64_MAX;
+  for (int32_t x = 0; x < W->n; x++) {
+    bool source = W->pstart[x] == W->pstart[x + 1], sink = is_sink(W->g, x);
+    if (!source && !sink)
+      continue;
+    uint64_t at_first = 0, at_last = 0;
+    for (int32_t b = 0; b < fp_graph_buffer_count(W->g); b++) {
+      const fp_buffer *buf = fp_graph_buffer(W->g, b);
+      bool freeable_in = buf->input && buf->freeable && !buf->output &&
+                         buf->n_readers > 0,
+           produced_out = !buf->input && buf->writer >= 0 && buf->output;
+      bool live = live_at(W, buf, x);
+      at_first += freeable_in || (live && !buf->input) ? buf->bytes : 0;
+      at_last += produced_out || (live && !buf->output) ? buf->bytes : 0;
+    }
+    if (source && at_first < first)
+      first = at_first;
+    if (sink && at_last < last)
+      last = at_last;
+  }
+  first = first == UINT64_MAX ? 0 : first;
+  last = last == UINT64_MAX ? 0 : last;
+  return resident + (first > last ? first : last);
+}
+
 static void work_free(pb_work *W) {
   free(W->desc);
   free(W->strict);
   free(W->pstart);
   free(W->pred);
+}
+
+/* What an input b that no node at or after x reads (so it may be freed
+ * before step(x)) forces at step(x) all the same.  If some reader of b
+ * runs at step(x) or later, b is live there.  Otherwise every reader r
+ * ran earlier, and a buffer o that r writes for a node y with x
+ * precedes-or-is y is materialized (r and y are at different steps) and
+ * live from step(r) < step(x) through step(y) >= step(x).  So live(x)
+ * holds at least min(bytes(b), the bytes of one reader's such o).  Only
+ * readers r that do not precede x are used (the cut rule may count the o
+ * of those that do), and each o serves one input (claim[o] == x). */
+static uint64_t freed_input_floor(const pb_work *W, const fp_buffer *buf,
+                                  int32_t x, int32_t *claim) {
+  uint64_t best = 0;
+  int32_t best_r = -1;
+  for (int32_t i = 0; i < buf->n_readers; i++) {
+    int32_t r = buf->readers[i];
+    if (precedes_or_is(W, r, x))
+      continue;
+    const fp_node *nd = fp_graph_node(W->g, r);
+    uint64_t sum = 0;
+    for (int32_t j = 0; j < nd->n_writes; j++) {
+      const fp_buffer *o = fp_graph_buffer(W->g, nd->writes[j]);
+      bool needed = o->output;
+      for (int32_t k = 0; !needed && k < o->n_readers; k++)
+        needed = precedes_or_is(W, x, o->readers[k]);
+      sum += needed && claim[nd->writes[j]] != x ? o->bytes : 0;
+    }
+    if (sum > best) {
+      best = sum;
+      best_r = r;
+    }
+  }
+  if (best_r < 0)
+    return 0;
+  const fp_node *nd = fp_graph_node(W->g, best_r);
+  for (int32_t j = 0; j < nd->n_writes; j++)
+    claim[nd->writes[j]] = x; /* claimed whole: never counted twice */
+  return best < buf->bytes ? best : buf->bytes;
 }
 
 /* The per-node rule over every node; *out is raised to the best. */
@@ -187,15 +274,25 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
   build_desc(W);
   for (int32_t w = 0; w < W->n; w++)
     build_strict_row(W, w);
+  int32_t nb = fp_graph_buffer_count(W->g);
+  int32_t *claim = malloc(((size_t)nb + 1) * sizeof *claim);
+  if (!claim)
+    return fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+  memset(claim, 0xff, ((size_t)nb + 1) * sizeof *claim);
   for (int32_t x = 0; x < W->n; x++) {
     uint64_t s = resident;
-    for (int32_t b = 0; b < fp_graph_buffer_count(W->g); b++) {
+    for (int32_t b = 0; b < nb; b++) {
       const fp_buffer *buf = fp_graph_buffer(W->g, b);
       if (live_at(W, buf, x))
         s += buf->bytes;
+      else if (buf->input && buf->freeable && !buf->output)
+        s += freed_input_floor(W, buf, x, claim);
     }
     *out = s > *out ? s : *out;
   }
+  free(claim);
+  uint64_t ends = end_cut_bound(W, resident);
+  *out = ends > *out ? ends : *out;
   return FP_OK;
 }
 

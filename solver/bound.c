@@ -54,13 +54,15 @@ void solver_test_cluster_sizes(const int32_t *sizes, int n) {
 #define CLUSTER_TIME 1.0
 
 typedef struct clusters {
-  int32_t size;   /* most nodes in N(S) (a larger N(b) stands alone) */
-  int32_t *of;    /* buffer -> cluster (-1: unused buffer) */
-  int32_t count;  /* clusters */
-  int32_t *stamp; /* node -> last cluster that counted it */
-  int32_t *nodes; /* |N(S)| of each cluster */
-  int32_t *start; /* CSR: the buffers of cluster c are */
-  int32_t *list;  /* list[start[c] .. start[c+1]) */
+  int32_t size;      /* most nodes in N(S) (a larger N(b) stands alone) */
+  int32_t *of;       /* buffer -> cluster (-1: unused buffer) */
+  int32_t count;     /* clusters */
+  int32_t *stamp;    /* node -> last cluster that counted it */
+  int32_t *nodes;    /* |N(S)| of each cluster */
+  int32_t *comp;     /* node -> its connected component's root */
+  int32_t open_comp; /* component of the open cluster's nodes (-1: none) */
+  int32_t *start;    /* CSR: the buffers of cluster c are */
+  int32_t *list;     /* list[start[c] .. start[c+1]) */
 } clusters;
 
 /* N(b): the writer (if any) and the readers of b. */
@@ -79,14 +81,54 @@ static int32_t touch(const fp_graph *g, int32_t b, int32_t c, int32_t *stamp,
   return added;
 }
 
-/* Puts buffer b into the open cluster when N(S) stays small, else opens a
- * new one (a buffer with a large N(b) gets a cluster of its own). */
+/* Root of v's component, halving the path on the way. */
+static int32_t comp_root(int32_t *comp, int32_t v) {
+  while (comp[v] != v) {
+    comp[v] = comp[comp[v]];
+    v = comp[v];
+  }
+  return v;
+}
+
+/* Connected components of the nodes (linked by every buffer between its
+ * writer and readers) into C->comp, each node naming its root. */
+static void find_components(const fp_graph *g, clusters *C) {
+  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
+  for (int32_t v = 0; v < n; v++)
+    C->comp[v] = v;
+  for (int32_t b = 0; b < nb; b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    int32_t first = buf->writer >= 0     ? buf->writer
+                    : buf->n_readers > 0 ? buf->readers[0]
+                                         : -1;
+    for (int32_t i = 0; first >= 0 && i < buf->n_readers; i++) {
+      int32_t x = comp_root(C->comp, first),
+              y = comp_root(C->comp, buf->readers[i]);
+      C->comp[x > y ? x : y] = x > y ? y : x;
+    }
+  }
+  for (int32_t v = 0; v < n; v++)
+    C->comp[v] = comp_root(C->comp, v);
+}
+
+/* Puts buffer b into the open cluster when N(S) stays small and b lies in
+ * the cluster's component, else opens a new one (a buffer with a large
+ * N(b) gets a cluster of its own).  Why components: nothing links two of
+ * them, so a cluster spanning both bounds no more than two clusters would,
+ * while a component cut in two by a cluster boundary loses the savings
+ * across the cut; on a graph of small independent blocks, one cluster
+ * per block makes the bound exact. */
 static void assign(const fp_graph *g, clusters *C, int32_t b) {
-  int32_t c = C->count - 1;
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  int32_t c = C->count - 1, any = buf->writer >= 0     ? buf->writer
+                                  : buf->n_readers > 0 ? buf->readers[0]
+                                                       : -1;
+  int32_t comp = any >= 0 ? C->comp[any] : C->open_comp;
   int32_t extra = c >= 0 ? touch(g, b, c, C->stamp, false) : INT32_MAX;
-  if (c < 0 || C->nodes[c] + extra > C->size) {
+  if (c < 0 || C->nodes[c] + extra > C->size || comp != C->open_comp) {
     c = C->count++;
     C->nodes[c] = 0;
+    C->open_comp = comp;
   }
   C->nodes[c] += touch(g, b, c, C->stamp, true);
   C->of[b] = c;
@@ -99,8 +141,11 @@ static int make_clusters(const fp_graph *g, clusters *C) {
   C->of = malloc(((size_t)nb + 1) * sizeof *C->of);
   C->stamp = malloc(((size_t)n + 1) * sizeof *C->stamp);
   C->nodes = malloc(((size_t)nb + 1) * sizeof *C->nodes);
-  if (!C->of || !C->stamp || !C->nodes)
+  C->comp = malloc(((size_t)n + 1) * sizeof *C->comp);
+  if (!C->of || !C->stamp || !C->nodes || !C->comp)
     return -1;
+  find_components(g, C);
+  C->open_comp = -1;
   memset(C->of, 0xff, (size_t)nb * sizeof *C->of);
   memset(C->stamp, 0xff, (size_t)n * sizeof *C->stamp);
   for (int32_t v = 0; v < n; v++) {
@@ -121,6 +166,7 @@ static void free_clusters(clusters *C) {
   free(C->of);
   free(C->stamp);
   free(C->nodes);
+  free(C->comp);
   free(C->start);
   free(C->list);
 }

@@ -1,9 +1,10 @@
 /*
  * lns.c -- `--method auto`: large-neighbourhood search.  The plan is
- * improved one window of consecutive steps at a time; each window is cut
- * out as a graph of its own (window.h), re-solved as an exact ILP with a
- * work limit, and spliced back when the evaluator says the whole plan got
- * better.
+ * improved one window of consecutive steps at a time (or of steps linked
+ * by the dataflow, first made consecutive: gathered windows); each window
+ * is cut out as a graph of its own (window.h), re-solved as an exact ILP
+ * with a work limit, and spliced back when the evaluator says the whole
+ * plan got better.
  *
  * Invariant: L->cur is a legal plan meeting the limits at every moment,
  * L->cur_m its evaluator figures, L->step and L->tl its per-node steps and
@@ -69,6 +70,9 @@ typedef struct lns {
   uint64_t eager_peak, peak_cap;
   double t0, deadline, win_time, last_report;
   fp_plan *cur, *trial;
+  fp_plan *gathered;      /* scratch for sub_gather */
+  const fp_metrics *base; /* what a window must beat: &cur_m, or the plan
+                             before a gather moved steps */
   fp_metrics cur_m;
   fp_step *tl;   /* timeline of cur (node_count entries) */
   int32_t *step; /* step of every node in cur */
@@ -223,7 +227,7 @@ static fp_status try_splice(lns *L, const sub_problem *S, int32_t s0,
                         ? S->const_live + qm->peak_bytes
                         : S->outside_peak;
   *accepted = false;
-  if (!solver_better(L->prm, &pred, &L->cur_m) ||
+  if (!solver_better(L->prm, &pred, L->base ? L->base : &L->cur_m) ||
       !fp_meets_limits(L->prm, &pred, L->eager_peak))
     return FP_OK;
   fp_status st = sub_splice(S, L->cur, s0, s1, q, L->trial, err);
@@ -506,6 +510,83 @@ static fp_status run_pass(lns *L, bool *improved, fp_error *err) {
   return st;
 }
 
+/* One gathered window (window.h): the steps near `seed` along the
+ * dataflow are made consecutive, re-solved, and kept only when the
+ * result beats the plan before the move (L->base); otherwise the plan
+ * goes back.  Reaches fusions and orders that no window of consecutive
+ * steps holds (a consumer far from its producer, interleaved chains).
+ * The gathered nodes are stamped in `covered`. */
+static fp_status gather_try(lns *L, int32_t seed, char *covered, bool *improved,
+                            fp_error *err) {
+  int32_t s0, s1;
+  fp_metrics before = L->cur_m;
+  window_job J;
+  *improved = false;
+  fp_status st = sub_gather(L->g, L->cur, L->step, seed, L->W, L->w_max,
+                            L->gathered, &s0, &s1, err);
+  if (st != FP_OK || s0 == s1)
+    return st;
+  fp_plan *orig = L->cur;
+  L->cur = L->gathered; /* legal, same traffic; its peak may be higher */
+  L->gathered = orig;
+  L->base = &before;
+  st = refresh(L, err);
+  for (int32_t t = s0; st == FP_OK && t < s1; t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(L->cur, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      covered[grp[i]] = 1;
+  }
+  uint64_t score = 1;
+  if (st == FP_OK && L->prm->objective == FP_OBJECTIVE_TRAFFIC)
+    st = window_score(L, s0, s1, &score, err);
+  memset(&J, 0, sizeof J);
+  if (st == FP_OK && score > 0)
+    st = prepare(L, s0, s1, &J, err);
+  /* Steps the move pushed over the peak limit stay over it. */
+  if (J.ready && L->peak_cap != FP_NO_LIMIT && J.S.outside_peak > L->peak_cap)
+    J.ready = false;
+  if (st == FP_OK && J.ready) {
+    solve_job(&J);
+    st = apply(L, &J, improved, err);
+  }
+  job_free(&J);
+  L->base = NULL;
+  if (st == FP_OK && !*improved) { /* back to the plan before the move */
+    fp_plan *t = L->cur;
+    L->cur = L->gathered;
+    L->gathered = t;
+    st = refresh(L, err);
+  }
+  return st;
+}
+
+/* A pass of gathered windows, seeded at every node not gathered yet in
+ * this pass (from a random node on); *improved when one was kept.  Runs
+ * after a pass of consecutive windows found nothing. */
+static fp_status gather_pass(lns *L, bool *improved, fp_error *err) {
+  int32_t n = fp_graph_node_count(L->g);
+  char *covered = calloc((size_t)n + 1, 1);
+  *improved = false;
+  if (!covered)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  int32_t from = (int32_t)(next_random(L) % (uint64_t)n);
+  fp_status st = FP_OK;
+  for (int32_t i = 0; st == FP_OK && i < n && !out_of_time(L) &&
+                      fp_objective_value(L->prm, &L->cur_m) > L->bound;
+       i++) {
+    int32_t v = (from + i) % n;
+    bool better = false;
+    if (covered[v])
+      continue;
+    st = gather_try(L, L->step[v], covered, &better, err);
+    *improved |= better;
+    report(L, false);
+  }
+  free(covered);
+  return st;
+}
+
 /* Fills the solver record of the plan returned. */
 static void record(lns *L, fp_plan *out) {
   fp_solver_info *si = fp_plan_solver(out);
@@ -550,7 +631,9 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->tl = malloc(((size_t)n + 1) * sizeof *L->tl);
   L->step = malloc(((size_t)n + 1) * sizeof *L->step);
   L->trial = fp_plan_create();
-  if (!L->tl || !L->step || !L->trial || sub_scratch_init(&L->scr, g) != 0)
+  L->gathered = fp_plan_create();
+  if (!L->tl || !L->step || !L->trial || !L->gathered ||
+      sub_scratch_init(&L->scr, g) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   st = solver_best_heuristic(g, prm, L->eager_peak, L->peak_cap, &L->cur,
                              &L->cur_m, err);
@@ -570,6 +653,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
 static void lns_free(lns *L) {
   fp_plan_destroy(L->cur);
   fp_plan_destroy(L->trial);
+  fp_plan_destroy(L->gathered);
   free(L->tl);
   free(L->step);
   sub_scratch_free(&L->scr);
@@ -609,6 +693,9 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
                      fp_objective_value(prm, &L->cur_m) > L->bound;) {
     bool improved;
     st = run_pass(L, &improved, err);
+    if (st == FP_OK && !improved && !out_of_time(L) &&
+        fp_objective_value(prm, &L->cur_m) > L->bound)
+      st = gather_pass(L, &improved, err);
     idle = improved ? 0 : idle + 1;
     if (idle >= IDLE_PASSES && !raise_effort(L))
       break;

@@ -290,3 +290,165 @@ fp_status sub_splice(const sub_problem *S, const fp_plan *p, int32_t s0,
     st = fp_plan_set_graph_name(out, fp_plan_graph_name(p), err);
   return st;
 }
+
+/* Gathering.  The steps of a plan form a DAG (step t feeds step u when a
+ * node of u reads a buffer a node of t writes).  A set X of steps can be
+ * made consecutive without changing any group when it is convex (no step
+ * outside X lies on a path between two steps of X): inside X's span,
+ * the ancestors of X go first, then X, then the rest, each in its old
+ * order.  An ancestor's producers are ancestors too, and nothing outside X
+ * is both, so every read still follows its write. */
+
+typedef struct gather_state {
+  const fp_graph *g;
+  const fp_plan *p;
+  const int32_t *step;
+  char *sel, *anc, *desc; /* per step */
+  int32_t *queue;
+  int32_t nodes; /* in the selected steps */
+} gather_state;
+
+/* Calls visit(G, t, ctx) for every step t that feeds step s (producers)
+ * or that s feeds (consumers). */
+static void each_neighbour(gather_state *G, int32_t s, bool producers,
+                           bool consumers,
+                           void (*visit)(gather_state *, int32_t, void *),
+                           void *ctx) {
+  int32_t len;
+  const int32_t *grp = fp_plan_group(G->p, s, &len);
+  for (int32_t i = 0; i < len; i++) {
+    const fp_node *nd = fp_graph_node(G->g, grp[i]);
+    for (int32_t r = 0; producers && r < nd->n_reads; r++) {
+      int32_t w = fp_graph_buffer(G->g, nd->reads[r].buffer)->writer;
+      if (w >= 0 && G->step[w] != s)
+        visit(G, G->step[w], ctx);
+    }
+    for (int32_t r = 0; consumers && r < nd->n_writes; r++) {
+      const fp_buffer *b = fp_graph_buffer(G->g, nd->writes[r]);
+      for (int32_t j = 0; j < b->n_readers; j++)
+        if (G->step[b->readers[j]] != s)
+          visit(G, G->step[b->readers[j]], ctx);
+    }
+  }
+}
+
+/* BFS visit: selects step t when its nodes still fit in *(int32_t *)ctx. */
+static void gather_visit(gather_state *G, int32_t t, void *ctx) {
+  int32_t max_nodes = *(int32_t *)ctx, len;
+  fp_plan_group(G->p, t, &len);
+  if (G->sel[t] || G->nodes + len > max_nodes)
+    return;
+  G->sel[t] = 1;
+  G->nodes += len;
+  G->queue[G->queue[0]++ + 1] = t; /* queue[0]: its tail */
+}
+
+/* Marks into flag (G->anc or G->desc, by ctx) when t is selected or
+ * flagged already. */
+static void flag_visit(gather_state *G, int32_t t, void *ctx) {
+  int32_t *hit = ctx;
+  char *flag = hit[1] ? G->desc : G->anc;
+  if (G->sel[t] || flag[t])
+    hit[0] = 1;
+}
+
+/* Marks every step of [lo, hi] reachable from the selected steps (desc)
+ * and every step that reaches one (anc). */
+static void mark_paths(gather_state *G, int32_t lo, int32_t hi) {
+  for (int32_t s = lo; s <= hi; s++) {
+    int32_t hit[2] = {0, 1};
+    each_neighbour(G, s, true, false, flag_visit, hit);
+    G->desc[s] = (char)hit[0];
+  }
+  for (int32_t s = hi; s >= lo; s--) {
+    int32_t hit[2] = {0, 0};
+    each_neighbour(G, s, false, true, flag_visit, hit);
+    G->anc[s] = (char)hit[0];
+  }
+}
+
+/* Appends to out the groups of steps [lo, hi] of one kind: which 0, the
+ * ancestors of X; 1, X; 2, the rest. */
+static fp_status copy_where(const gather_state *G, int32_t lo, int32_t hi,
+                            int which, fp_plan *out, fp_error *err) {
+  fp_status st = FP_OK;
+  for (int32_t s = lo; st == FP_OK && s <= hi; s++) {
+    bool a = G->anc[s] && !G->sel[s], x = G->sel[s];
+    if ((which == 0 && a) || (which == 1 && x) || (which == 2 && !a && !x)) {
+      int32_t len;
+      const int32_t *grp = fp_plan_group(G->p, s, &len);
+      st = fp_plan_add_group(out, grp, len, err);
+    }
+  }
+  return st;
+}
+
+/* Selects the steps near `seed` (breadth first over the step DAG, up to
+ * max_nodes nodes) and closes them to a convex set.  Its span into
+ * *lo, *hi; false when the closure exceeds cap_nodes. */
+static bool gather_select(gather_state *G, int32_t seed, int32_t max_nodes,
+                          int32_t cap_nodes, int32_t *lo, int32_t *hi) {
+  G->queue[0] = 0;
+  G->nodes = 0;
+  gather_visit(G, seed, &(int32_t){INT32_MAX});
+  for (int32_t head = 0; head < G->queue[0]; head++)
+    each_neighbour(G, G->queue[head + 1], true, true, gather_visit, &max_nodes);
+  *lo = *hi = seed;
+  for (int32_t i = 0; i < G->queue[0]; i++) {
+    int32_t t = G->queue[i + 1];
+    *lo = t < *lo ? t : *lo;
+    *hi = t > *hi ? t : *hi;
+  }
+  mark_paths(G, *lo, *hi);
+  /* Steps both below and above X join it; one round suffices, since
+   * what they reach (or what reaches them) is flagged already. */
+  for (int32_t s = *lo; s <= *hi; s++)
+    if (!G->sel[s] && G->anc[s] && G->desc[s]) {
+      int32_t len;
+      fp_plan_group(G->p, s, &len);
+      G->sel[s] = 1;
+      G->nodes += len;
+    }
+  return G->nodes <= cap_nodes;
+}
+
+fp_status sub_gather(const fp_graph *g, const fp_plan *p, const int32_t *step,
+                     int32_t seed, int32_t max_nodes, int32_t cap_nodes,
+                     fp_plan *out, int32_t *s0, int32_t *s1, fp_error *err) {
+  int32_t T = fp_plan_group_count(p), lo, hi;
+  gather_state G = {g, p, step, NULL, NULL, NULL, NULL, 0};
+  fp_status st = FP_OK;
+  *s0 = *s1 = 0;
+  G.sel = calloc((size_t)T + 1, 1);
+  G.anc = calloc((size_t)T + 1, 1);
+  G.desc = calloc((size_t)T + 1, 1);
+  G.queue = malloc(((size_t)T + 2) * sizeof *G.queue);
+  if (!G.sel || !G.anc || !G.desc || !G.queue) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (seed < 0 || seed >= T ||
+      !gather_select(&G, seed, max_nodes, cap_nodes, &lo, &hi))
+    goto fail; /* nothing to gather: *s0 == *s1 */
+  fp_plan_clear(out);
+  st = copy_groups(p, 0, lo, out, err);
+  for (int which = 0; st == FP_OK && which < 3; which++) {
+    if (which == 1)
+      *s0 = fp_plan_group_count(out);
+    st = copy_where(&G, lo, hi, which, out, err);
+    if (which == 1)
+      *s1 = fp_plan_group_count(out);
+  }
+  if (st == FP_OK)
+    st = copy_groups(p, hi + 1, T, out, err);
+  if (st == FP_OK)
+    st = fp_plan_set_graph_name(out, fp_plan_graph_name(p), err);
+  if (st != FP_OK)
+    *s0 = *s1 = 0;
+fail:
+  free(G.sel);
+  free(G.anc);
+  free(G.desc);
+  free(G.queue);
+  return st;
+}

@@ -3,7 +3,9 @@
  * neighbourhood search (lns.c) and the decomposed lower bound (bound.c).
  * Internal to solver/.
  *
- * A *window* is a run of consecutive steps [s0, s1) of a legal plan.  With
+ * A *window* is a run of consecutive steps [s0, s1) of a legal plan
+ * (sub_gather first makes steps far apart but linked by the dataflow
+ * consecutive).  With
  * every group outside it fixed, the rest of the plan interacts with the
  * window only through buffers that cross its edges, so the window is
  * itself a graph (its sub-graph) whose costs differ from the whole plan's
@@ -92,5 +94,17 @@ void sub_free(sub_problem *S);
  * sub-graph plan q (mapped back to whole-graph nodes).  FP_ENOMEM. */
 fp_status sub_splice(const sub_problem *S, const fp_plan *p, int32_t s0,
                      int32_t s1, const fp_plan *q, fp_plan *out, fp_error *err);
+
+/* A gathered window: the steps of p near step `seed` along the dataflow
+ * (breadth first over producer and consumer steps while their nodes fit
+ * in max_nodes), closed to a convex set, made consecutive.  Writes into
+ * `out` the plan p with those steps moved to [*s0, *s1) and every other
+ * step in its old relative order; out holds p's groups, so it has p's
+ * traffic, and it is legal when p is (its peak may differ).  *s0 == *s1
+ * when there is nothing to gather (a bad seed, or the closure holds more
+ * than cap_nodes nodes).  `step` is p's step of every node.  FP_ENOMEM. */
+fp_status sub_gather(const fp_graph *g, const fp_plan *p, const int32_t *step,
+                     int32_t seed, int32_t max_nodes, int32_t cap_nodes,
+                     fp_plan *out, int32_t *s0, int32_t *s1, fp_error *err);
 
 #endif /* FP_WINDOW_H */

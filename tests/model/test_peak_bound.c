@@ -30,7 +30,7 @@ static uint64_t exhaustive_min_peak(const fp_graph *g, int32_t k) {
 START_TEST(bound_never_exceeds_the_optimum) {
   tu_rng r = {0x9e3779b97f4a7c15ull};
   int tight = 0, above_structural = 0;
-  for (int i = 0; i < 400; i++) {
+  for (int i = 0; i < 1500; i++) {
     fp_graph *g = tu_random_graph(&r, 1, 8);
     int32_t k = tu_below(&r, 3) == 0 ? 1 + (int32_t)tu_below(&r, 3) : 0;
     uint64_t lb, opt = exhaustive_min_peak(g, k);
@@ -50,8 +50,8 @@ START_TEST(bound_never_exceeds_the_optimum) {
   }
   /* Not a proof of strength, but a bound equal to the resident bytes
    * everywhere would pass the loop above: most random graphs are tight. */
-  ck_assert_int_gt(tight, 200);
-  ck_assert_int_gt(above_structural, 300);
+  ck_assert_int_gt(tight, 750);
+  ck_assert_int_gt(above_structural, 1125);
 }
 END_TEST
 
@@ -86,7 +86,8 @@ START_TEST(cut_rule_counts_buffers_live_across_an_extern) {
 END_TEST
 
 /* Two independent chains: no node is between the other chain's writer and
- * reader, so only the step-0 rule sees both freeable inputs together. */
+ * reader, so only the step-0 rules see both freeable inputs together, and
+ * the first step also holds the output of one source (the cheaper, a). */
 static const char two_inputs_json[] =
     "{'format': 'fuseplan.graph', 'version': 1, 'name': 'two',"
     " 'buffers': [{'name': 'p', 'bytes': 600, 'input': true, 'freeable': "
@@ -104,12 +105,46 @@ START_TEST(first_and_last_step_rules) {
   uint64_t lb;
   fp_error err;
   ck_assert_int_eq(fp_peak_bound(g, 0, 0, &lb, &err), FP_OK);
-  /* step 0: r resident + p + q, whichever node runs first. */
-  ck_assert_uint_eq(lb, 3 + 600 + 500);
-  ck_assert_uint_le(lb, exhaustive_min_peak(g, 0));
+  /* step 0: r resident + p + q, whichever node runs first, and a or b. */
+  ck_assert_uint_eq(lb, 3 + 600 + 500 + 10);
+  ck_assert_uint_eq(lb, exhaustive_min_peak(g, 0)); /* tight */
   /* A caller's floor is kept when it is higher. */
   ck_assert_int_eq(fp_peak_bound(g, 0, 5000, &lb, &err), FP_OK);
   ck_assert_uint_eq(lb, 5000);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* The freeable input f is read only by r, which no node of the extern
+ * chain s -> x -> y depends on: f may be freed before x runs, but then
+ * r ran before x and its o, read by y after x, is live at step(x).  So
+ * step(x) holds m, n and min(f, o) in every plan.  (t, a source with a
+ * small output, keeps the step-0 rule low; m outweighs f, so step(x)
+ * beats step(r).) */
+static const char freed_input_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'freed',"
+    " 'buffers': [{'name': 'f', 'bytes': 1000, 'input': true, 'freeable': "
+    "true},"
+    "  {'name': 'o', 'bytes': 900}, {'name': 'm', 'bytes': 1200},"
+    "  {'name': 'n', 'bytes': 60}, {'name': 'z', 'bytes': 5},"
+    "  {'name': 'w', 'bytes': 5}],"
+    " 'nodes': ["
+    "  {'name': 't', 'kind': 'extern', 'reads': [], 'writes': ['w']},"
+    "  {'name': 's', 'kind': 'extern', 'reads': [], 'writes': ['m']},"
+    "  {'name': 'r', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['f'],"
+    "   'writes': ['o']},"
+    "  {'name': 'x', 'kind': 'extern', 'reads': ['m'], 'writes': ['n']},"
+    "  {'name': 'y', 'kind': 'extern', 'reads': ['n', 'o'], 'writes': ['z']}],"
+    " 'outputs': ['z', 'w']}";
+
+START_TEST(freed_input_leaves_its_readers_outputs) {
+  fp_graph *g = tu_graph(freed_input_json);
+  uint64_t lb;
+  fp_error err;
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &lb, &err), FP_OK);
+  /* The other rules reach 1,900 at most (step(r): f and o). */
+  ck_assert_uint_ge(lb, 1200 + 60 + 900);
+  ck_assert_uint_le(lb, exhaustive_min_peak(g, 0));
   fp_graph_destroy(g);
 }
 END_TEST
@@ -133,6 +168,7 @@ int main(void) {
   tcase_add_test(tc, bound_never_exceeds_the_optimum);
   tcase_add_test(tc, cut_rule_counts_buffers_live_across_an_extern);
   tcase_add_test(tc, first_and_last_step_rules);
+  tcase_add_test(tc, freed_input_leaves_its_readers_outputs);
   tcase_add_test(tc, empty_graph_is_resident_only);
   suite_add_tcase(s, tc);
   return tu_run(s);
