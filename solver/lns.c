@@ -6,7 +6,9 @@
  * with a work limit, and spliced back when the evaluator says the whole
  * plan got better.
  *
- * Invariant: L->cur is a legal plan meeting the limits at every moment,
+ * Invariant: L->cur is a legal plan meeting the limits at every moment
+ * (but inside gather_try, which holds the moved plan there for one window
+ * and always puts back the plan before the move unless it is beaten),
  * L->cur_m its evaluator figures, L->step and L->tl its per-node steps and
  * timeline; so the search can stop anywhere (time limit, cancel) and
  * return it.  A window is accepted only when the whole plan's objective
@@ -552,11 +554,14 @@ static fp_status gather_try(lns *L, int32_t seed, char *covered, bool *improved,
   }
   job_free(&J);
   L->base = NULL;
-  if (st == FP_OK && !*improved) { /* back to the plan before the move */
+  if (!*improved) { /* back to the plan before the move, even on an error:
+                       the moved plan may be over the peak limit */
     fp_plan *t = L->cur;
+    fp_error local;
     L->cur = L->gathered;
     L->gathered = t;
-    st = refresh(L, err);
+    fp_status back = refresh(L, st == FP_OK ? err : &local);
+    st = st == FP_OK ? back : st;
   }
   return st;
 }
