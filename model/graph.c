@@ -549,6 +549,52 @@ fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
   return FP_OK;
 }
 
+/* ---- copying ------------------------------------------------------------ */
+
+/* Adds node v of g to the copy c (its buffers have c's indices, which
+ * equal g's). */
+static fp_status copy_node(fp_graph *c, const fp_graph *g, int32_t v,
+                           fp_error *err) {
+  const fp_node *nd = &g->nodes[v];
+  fp_node_spec spec = {nd->name,   nd->kind,    nd->numel,
+                       nd->rnumel, nd->n_reads, nd->n_writes,
+                       nd->reads,  nd->writes,  &nd->op};
+  return fp_graph_add_node(c, &spec, err) < 0 ? err->code : FP_OK;
+}
+
+fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
+  fp_error local; /* copy_node reads err->code */
+  err = err ? err : &local;
+  if (!g->finalized) {
+    fp_error_set(err, FP_EARG, "copy: the graph is not finalized");
+    return NULL;
+  }
+  fp_graph *c = fp_graph_create(g->name);
+  if (!c) {
+    fp_error_set(err, FP_ENOMEM, "out of memory");
+    return NULL;
+  }
+  fp_status st = fp_graph_set_source(c, g->source, err);
+  if (st == FP_OK)
+    st = fp_graph_set_max_fusion_size(c, g->max_fusion_size, err);
+  for (int32_t b = 0; st == FP_OK && b < g->n_buffers; b++) {
+    const fp_buffer *buf = &g->buffers[b];
+    if (fp_graph_add_buffer(c, buf->name, buf->bytes, buf->input, buf->freeable,
+                            err) < 0)
+      st = err->code;
+  }
+  for (int32_t v = 0; st == FP_OK && v < g->n_nodes; v++)
+    st = copy_node(c, g, v, err);
+  for (int32_t i = 0; st == FP_OK && i < g->n_outputs; i++)
+    st = fp_graph_add_output(c, g->outputs[i], err);
+  for (int32_t i = 0; st == FP_OK && i < g->n_unfusible; i++)
+    st = fp_graph_add_unfusible(c, g->unfusible[i].u, g->unfusible[i].v, err);
+  if (st == FP_OK)
+    return c;
+  fp_graph_destroy(c);
+  return NULL;
+}
+
 /* ---- finalize ----------------------------------------------------------- */
 
 static int cmp_pair(const void *a, const void *b) {

@@ -198,6 +198,13 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err);
 
 /* ---- reading (finalized graphs) --------------------------------------- */
 
+/* A copy of the finalized graph g that is still open for building: the
+ * same name, source, max_fusion_size, buffers, nodes (in order), outputs
+ * and unfusible pairs, so that a caller can add constraints (more
+ * unfusible pairs) and finalize it.  NULL with err filled (FP_ENOMEM, or
+ * FP_EARG when g is not finalized). */
+fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err);
+
 /* Renames the graph (finalized or not; a cut of a graph is named after
  * its window).  FP_ENOMEM. */
 fp_status fp_graph_rename(fp_graph *g, const char *name, fp_error *err);

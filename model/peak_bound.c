@@ -37,10 +37,14 @@
 
 #include "model/peak_bound.h"
 
+#include "model/flow.h"
+
 /* Past these sizes the bit matrices (2 n^2 / 8 bytes) or the bit tests cost
  * more than a bound is worth here. */
 #define PB_MAX_NODES 16384
 #define PB_MAX_WORK 400000000.0
+/* Work (network sizes and edge visits) for the min cuts of one bound. */
+#define PB_CUT_BUDGET 30000000.0
 
 typedef struct pb_work {
   const fp_graph *g;
@@ -263,9 +267,16 @@ static uint64_t freed_input_floor(const pb_work *W, const fp_buffer *buf,
   return best < buf->bytes ? best : buf->bytes;
 }
 
-/* The per-node rule over every node; *out is raised to the best. */
-static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
-                           fp_error *err) {
+/* Sets up W for graph g (fusion-size limit k, 0: the graph's): the
+ * producer lists and the desc and strict matrices.  FP_ENOMEM (free W
+ * with work_free all the same). */
+static fp_status work_build(pb_work *W, const fp_graph *g, int32_t k,
+                            fp_error *err) {
+  memset(W, 0, sizeof *W);
+  W->g = g;
+  W->n = fp_graph_node_count(g);
+  W->k = k > 0 ? k : fp_graph_max_fusion_size(g);
+  W->words = ((size_t)W->n + 63) / 64;
   size_t cells = (size_t)W->n * W->words;
   W->desc = calloc(cells + 1, sizeof *W->desc);
   W->strict = calloc(cells + 1, sizeof *W->strict);
@@ -274,10 +285,256 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
   build_desc(W);
   for (int32_t w = 0; w < W->n; w++)
     build_strict_row(W, w);
+  return FP_OK;
+}
+
+/* ---- the min-cut step bound -------------------------------------------
+ *
+ * Fix a set G of nodes that share one group, at step s.  Every other node
+ * runs before s or after it (a node in G's group counts as before unless
+ * it descends from G, then as after: either only lowers what is live at
+ * s, see docs/cost-model.md).  Ancestors of G are before, descendants
+ * after; the rest ("free") may go either way, as long as the nodes before
+ * s are closed under producers.  What is live at s is then a function of
+ * that choice: an output counts when its writer is at or before s; a
+ * freeable input when some reader is at or after s; another buffer when
+ * its writer is at or before s, some reader at or after s, and it is
+ * certainly materialized (a reader always later than the writer, the
+ * writer certainly before s, or that reader certainly after s).  The
+ * cheapest choice is a maximum-closure problem, solved as a minimum cut:
+ * profit c_b for a buffer whose counting readers all run before s (it is
+ * then freed), cost a_v for the buffers a free node v would make live. */
+
+enum { CLS_FREE, CLS_BEFORE, CLS_GROUP, CLS_AFTER };
+
+typedef struct cut_work {
+  const pb_work *W;
+  const int32_t *grp; /* G's nodes */
+  int32_t ng;
+  int8_t *cls;     /* node -> CLS_* */
+  int32_t *vid;    /* free node -> flow vertex */
+  int64_t *a;      /* free node -> cost */
+  int32_t *items;  /* readers of one reward item, scratch */
+  uint64_t fixed;  /* bytes live whatever the free nodes do */
+  int64_t rewards; /* sum of the reward items' profits */
+  fp_flow *f;
+  int32_t nv; /* flow vertices so far */
+} cut_work;
+
+/* Whether some node of G is always strictly after v (dir 0) or always
+ * strictly before v (dir 1). */
+static bool strict_vs_group(const cut_work *C, int32_t v, int dir) {
+  for (int32_t i = 0; i < C->ng; i++) {
+    int32_t g = C->grp[i];
+    if (dir == 0 ? bit(C->W->strict, C->W->words, v, g)
+                 : bit(C->W->strict, C->W->words, g, v))
+      return true;
+  }
+  return false;
+}
+
+/* Classifies every node against G. */
+static void cut_classify(cut_work *C) {
+  const pb_work *W = C->W;
+  for (int32_t v = 0; v < W->n; v++) {
+    int8_t c = CLS_FREE;
+    for (int32_t i = 0; i < C->ng && c != CLS_GROUP; i++) {
+      int32_t g = C->grp[i];
+      if (v == g)
+        c = CLS_GROUP;
+      else if (bit(W->desc, W->words, v, g))
+        c = CLS_BEFORE;
+      else if (c == CLS_FREE && bit(W->desc, W->words, g, v))
+        c = CLS_AFTER;
+    }
+    C->cls[v] = c;
+  }
+}
+
+/* Adds bytes to what writer w makes live: fixed when w is at or before s
+ * for sure, a cost of w when it is free. */
+static void cut_charge(cut_work *C, int32_t w, uint64_t bytes) {
+  if (C->cls[w] == CLS_BEFORE || C->cls[w] == CLS_GROUP)
+    C->fixed += bytes;
+  else if (C->cls[w] == CLS_FREE)
+    C->a[w] += (int64_t)bytes;
+}
+
+/* A reward item: b (bytes) stops counting when the n free readers in
+ * C->items all run before s.  0, or -1 out of memory. */
+static int cut_reward(cut_work *C, uint64_t bytes, int32_t n) {
+  int32_t z = C->nv++;
+  C->rewards += (int64_t)bytes;
+  if (fp_flow_add_edge(C->f, 0, z, (int64_t)bytes) != 0)
+    return -1;
+  for (int32_t i = 0; i < n; i++)
+    if (fp_flow_add_edge(C->f, z, C->vid[C->items[i]], FP_FLOW_INF) != 0)
+      return -1;
+  return 0;
+}
+
+/* Which readers of a produced, read, non-output buffer count (see the
+ * comment above): all when it is always materialized or its writer is
+ * certainly before s, else those certainly after s.  Collects the free
+ * ones into C->items; returns their number, or -1 when one that counts
+ * is surely at or after s (b is then live whenever w is at or before s). */
+static int32_t cut_counting_readers(cut_work *C, const fp_buffer *buf) {
+  const pb_work *W = C->W;
+  int32_t w = buf->writer, n = 0;
+  bool all = strict_vs_group(C, w, 0);
+  for (int32_t i = 0; i < buf->n_readers && !all; i++)
+    all = bit(W->strict, W->words, w, buf->readers[i]);
+  for (int32_t i = 0; i < buf->n_readers; i++) {
+    int32_t r = buf->readers[i];
+    if (!all && !strict_vs_group(C, r, 1))
+      continue;
+    if (C->cls[r] == CLS_GROUP || C->cls[r] == CLS_AFTER)
+      return -1;
+    if (C->cls[r] == CLS_FREE)
+      C->items[n++] = r;
+  }
+  return n;
+}
+
+/* Charges buffer b to the network.  0, or -1 out of memory. */
+static int cut_buffer(cut_work *C, const fp_buffer *buf) {
+  if (buf->input) {
+    if (!buf->freeable || buf->output || buf->n_readers == 0)
+      return 0; /* resident, or never live */
+    int32_t n = 0;
+    for (int32_t i = 0; i < buf->n_readers; i++) {
+      int32_t r = buf->readers[i];
+      if (C->cls[r] == CLS_GROUP || C->cls[r] == CLS_AFTER) {
+        C->fixed += buf->bytes;
+        return 0;
+      }
+      if (C->cls[r] == CLS_FREE)
+        C->items[n++] = r;
+    }
+    if (n == 0)
+      return 0; /* every reader before s: freed by then */
+    C->fixed += buf->bytes;
+    return cut_reward(C, buf->bytes, n);
+  }
+  int32_t w = buf->writer;
+  if (w < 0 || C->cls[w] == CLS_AFTER)
+    return 0;
+  if (buf->output || buf->n_readers == 0) {
+    if (buf->output || C->cls[w] == CLS_GROUP)
+      cut_charge(C, w, buf->bytes);
+    return 0;
+  }
+  int32_t n = cut_counting_readers(C, buf);
+  if (n != 0)
+    cut_charge(C, w, buf->bytes);
+  return n > 0 ? cut_reward(C, buf->bytes, n) : 0;
+}
+
+/* The closure edges (a free node before s needs its free producers
+ * before s) and the costs.  0, or -1 out of memory. */
+static int cut_closure(cut_work *C) {
+  const pb_work *W = C->W;
+  for (int32_t v = 0; v < W->n; v++) {
+    if (C->cls[v] != CLS_FREE)
+      continue;
+    for (int32_t i = W->pstart[v]; i < W->pstart[v + 1]; i++) {
+      int32_t u = W->pred[i];
+      if (C->cls[u] == CLS_FREE &&
+          fp_flow_add_edge(C->f, C->vid[v], C->vid[u], FP_FLOW_INF) != 0)
+        return -1;
+    }
+    if (C->a[v] > 0 && fp_flow_add_edge(C->f, C->vid[v], 1, C->a[v]) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Resident bytes plus the least that is live at the step of G's group
+ * over every placement of the other nodes: a bound on the peak of every
+ * plan that puts G (a convex set of nodes) in one group.  FP_ENOMEM. */
+static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
+                                int32_t ng, uint64_t resident, uint64_t *out,
+                                double *work, fp_error *err) {
+  int32_t n = W->n, nb = fp_graph_buffer_count(W->g);
+  cut_work C;
+  memset(&C, 0, sizeof C);
+  C.W = W, C.grp = grp, C.ng = ng;
+  C.cls = malloc((size_t)n + 1);
+  C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
+  C.a = calloc((size_t)n + 1, sizeof *C.a);
+  C.items = malloc(((size_t)n + 1) * sizeof *C.items);
+  C.f = fp_flow_create(2 + n + nb);
+  fp_status st = FP_OK;
+  if (!C.cls || !C.vid || !C.a || !C.items || !C.f)
+    goto oom;
+  cut_classify(&C);
+  C.nv = 2; /* 0: source, 1: sink */
+  for (int32_t v = 0; v < n; v++)
+    C.vid[v] = C.cls[v] == CLS_FREE ? C.nv++ : -1;
+  for (int32_t b = 0; b < nb; b++)
+    if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
+      goto oom;
+  if (cut_closure(&C) != 0)
+    goto oom;
+  /* fixed - (rewards - cut): the least live bytes, never negative */
+  int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
+  *out = resident + (uint64_t)(least > 0 ? least : 0);
+  *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
+  goto done;
+oom:
+  st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+done:
+  free(C.cls);
+  free(C.vid);
+  free(C.a);
+  free(C.items);
+  fp_flow_destroy(C.f);
+  return st;
+}
+
+/* A node and its cut-rule figure, for ordering nodes by it. */
+typedef struct node_val {
+  uint64_t val;
+  int32_t node;
+} node_val;
+
+/* Descending figure, then ascending node (a total order: deterministic). */
+static int cmp_node_val(const void *a, const void *b) {
+  const node_val *x = a, *y = b;
+  if (x->val != y->val)
+    return x->val > y->val ? -1 : 1;
+  return x->node < y->node ? -1 : (x->node > y->node);
+}
+
+/* The min-cut rule at the nodes with the highest cut-rule figures first,
+ * while its work stays within PB_CUT_BUDGET (each cut raises only its own
+ * node's figure, and the peak is where the figures are highest; a budget
+ * in work, not time, keeps the bound deterministic).  vals[] is sorted
+ * here.  *out is raised.  FP_ENOMEM. */
+static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
+                              uint64_t *out, fp_error *err) {
+  qsort(vals, (size_t)W->n, sizeof *vals, cmp_node_val);
+  double work = 0;
+  fp_status st = FP_OK;
+  for (int32_t i = 0; st == FP_OK && i < W->n && work < PB_CUT_BUDGET; i++) {
+    uint64_t s;
+    st = step_cut_bound(W, &vals[i].node, 1, resident, &s, &work, err);
+    *out = st == FP_OK && s > *out ? s : *out;
+  }
+  return st;
+}
+
+/* The per-node rule over every node; *out is raised to the best. */
+static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
+                           fp_error *err) {
   int32_t nb = fp_graph_buffer_count(W->g);
   int32_t *claim = malloc(((size_t)nb + 1) * sizeof *claim);
-  if (!claim)
+  node_val *vals = malloc(((size_t)W->n + 1) * sizeof *vals);
+  if (!claim || !vals) {
+    free(claim);
+    free(vals);
     return fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+  }
   memset(claim, 0xff, ((size_t)nb + 1) * sizeof *claim);
   for (int32_t x = 0; x < W->n; x++) {
     uint64_t s = resident;
@@ -288,12 +545,16 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
       else if (buf->input && buf->freeable && !buf->output)
         s += freed_input_floor(W, buf, x, claim);
     }
+    vals[x].val = s;
+    vals[x].node = x;
     *out = s > *out ? s : *out;
   }
   free(claim);
+  fp_status st = min_cut_rule(W, resident, vals, out, err);
+  free(vals);
   uint64_t ends = end_cut_bound(W, resident);
   *out = ends > *out ? ends : *out;
-  return FP_OK;
+  return st;
 }
 
 /* Whether the per-node rule fits the size limits above. */
@@ -316,15 +577,258 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
   if (!node_rule_affordable(g))
     return FP_OK;
   pb_work W;
-  memset(&W, 0, sizeof W);
-  W.g = g;
-  W.n = n;
-  W.k = max_fusion_size > 0 ? max_fusion_size : fp_graph_max_fusion_size(g);
-  W.words = ((size_t)n + 63) / 64;
   uint64_t best = *out;
-  fp_status st = node_rule(&W, resident, &best, err);
+  fp_status st = work_build(&W, g, max_fusion_size, err);
+  if (st == FP_OK)
+    st = node_rule(&W, resident, &best, err);
   if (st == FP_OK)
     *out = best;
   work_free(&W);
+  return st;
+}
+
+/* ---- pairs that no plan under a peak limit groups ---------------------
+ *
+ * Two nodes u, v in one group run at one step, and so does every node z
+ * on a path u -> z -> v (a group is convex).  Every buffer the per-node
+ * rule finds live at step(u), step(v) or step(z) is then live at that one
+ * step, so resident + the bytes of the union of those sets bound the peak
+ * of every plan that groups u with v.  When that exceeds the limit, no
+ * plan within the limit groups them: declaring (u, v) unfusible keeps
+ * every such plan legal, and a traffic bound of the restricted graph holds
+ * for all of them (docs/cost-model.md, "Peak conflicts").  A restricted
+ * graph has a stronger strict relation, so the scan repeats on it. */
+
+/* Rounds of the scan, and the bit work of one round, at most. */
+#define PC_MAX_ROUNDS 4
+#define PC_MAX_WORK 400000000.0
+/* Graphs past this size (about 1,500 nodes) are not scanned: the rounds
+ * would cost a good part of a second each. */
+#define PC_MAX_SIZE 12000000.0
+/* Buffers with more nodes than this contribute only writer-reader pairs
+ * (the reader-reader pairs grow as the square). */
+#define PC_MAX_PAIR_NODES 24
+
+typedef struct pc_pair {
+  int32_t u, v;
+  uint64_t bytes; /* the pair's peak figure */
+} pc_pair;
+
+typedef struct pc_list {
+  pc_pair *p;
+  int32_t n, cap;
+} pc_list;
+
+typedef struct pc_scan {
+  pb_work W;
+  int32_t nb;
+  size_t bwords;  /* 64-bit words per row over buffers */
+  uint64_t *live; /* row x: the buffers live at step(x) in every plan */
+  uint64_t *acc;  /* one row of scratch */
+  uint64_t resident, limit;
+  double work;   /* bit work spent */
+  pc_list found; /* conflicting pairs, u < v */
+  pc_list cand;  /* pairs for the min cut */
+} pc_scan;
+
+/* Fills the live rows.  0, or -1 out of memory. */
+static int pc_live_rows(pc_scan *P) {
+  P->bwords = ((size_t)P->nb + 63) / 64;
+  P->live = calloc((size_t)P->W.n * P->bwords + 1, sizeof *P->live);
+  P->acc = calloc(P->bwords + 1, sizeof *P->acc);
+  if (!P->live || !P->acc)
+    return -1;
+  for (int32_t x = 0; x < P->W.n; x++)
+    for (int32_t b = 0; b < P->nb; b++)
+      if (live_at(&P->W, fp_graph_buffer(P->W.g, b), x))
+        set_bit(P->live, P->bwords, x, b);
+  return 0;
+}
+
+/* Resident bytes plus the union of the live rows of u, v (u < v) and the
+ * nodes between them: a bound on the peak of every plan grouping u, v. */
+static uint64_t pc_group_bytes(pc_scan *P, int32_t u, int32_t v) {
+  const pb_work *W = &P->W;
+  const uint64_t *ru = P->live + (size_t)u * P->bwords,
+                 *rv = P->live + (size_t)v * P->bwords;
+  for (size_t j = 0; j < P->bwords; j++)
+    P->acc[j] = ru[j] | rv[j];
+  if (bit(W->desc, W->words, u, v)) {
+    for (int32_t z = u + 1; z < v; z++) {
+      if (!bit(W->desc, W->words, u, z) || !bit(W->desc, W->words, z, v))
+        continue;
+      const uint64_t *rz = P->live + (size_t)z * P->bwords;
+      for (size_t j = 0; j < P->bwords; j++)
+        P->acc[j] |= rz[j];
+      P->work += (double)P->bwords;
+    }
+    P->work += (double)(v - u);
+  }
+  uint64_t sum = P->resident;
+  for (size_t j = 0; j < P->bwords; j++)
+    for (uint64_t m = P->acc[j]; m; m &= m - 1)
+      sum +=
+          fp_graph_buffer(W->g, (int32_t)(j * 64) + __builtin_ctzll(m))->bytes;
+  P->work += (double)P->bwords;
+  return sum;
+}
+
+/* Records the pair (u < v) in P->found, or in P->cand (with its union
+ * figure) when that figure alone does not exceed the limit.  0, or -1 out
+ * of memory. */
+static int pc_test(pc_scan *P, int32_t a, int32_t b) {
+  int32_t u = a < b ? a : b, v = a < b ? b : a;
+  if (!may_share(&P->W, u, v))
+    return 0;
+  uint64_t gb = pc_group_bytes(P, u, v);
+  pc_list *L = gb > P->limit ? &P->found : &P->cand;
+  if (L->n == L->cap) {
+    int32_t cap = L->cap ? 2 * L->cap : 64;
+    pc_pair *p = realloc(L->p, (size_t)cap * sizeof *p);
+    if (!p)
+      return -1;
+    L->p = p;
+    L->cap = cap;
+  }
+  pc_pair q = {u, v, gb};
+  L->p[L->n++] = q;
+  return 0;
+}
+
+/* Tests the pairs that share buffer b: the writer with each reader, and
+ * the readers among themselves when they are few. */
+static int pc_scan_buffer(pc_scan *P, const fp_buffer *buf) {
+  int32_t w = buf->writer, r = buf->n_readers;
+  for (int32_t i = 0; i < r && w >= 0; i++)
+    if (pc_test(P, w, buf->readers[i]) != 0)
+      return -1;
+  if (r + (w >= 0) > PC_MAX_PAIR_NODES)
+    return 0;
+  for (int32_t i = 0; i < r; i++)
+    for (int32_t j = i + 1; j < r; j++)
+      if (pc_test(P, buf->readers[i], buf->readers[j]) != 0)
+        return -1;
+  return 0;
+}
+
+/* Candidates by union figure, highest first (the likeliest to exceed the
+ * limit under the min cut), then by pair. */
+static int cmp_cand(const void *a, const void *b) {
+  const pc_pair *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->u != y->u)
+    return x->u < y->u ? -1 : 1;
+  return x->v < y->v ? -1 : (x->v > y->v);
+}
+
+/* The min cut of the candidates, best first, within PB_CUT_BUDGET; the
+ * conflicting ones join P->found (which has room for all of them).  0, or
+ * -1 out of memory. */
+static int pc_cut_candidates(pc_scan *P) {
+  qsort(P->cand.p, (size_t)P->cand.n, sizeof *P->cand.p, cmp_cand);
+  double work = 0;
+  for (int32_t i = 0; i < P->cand.n && work < PB_CUT_BUDGET; i++) {
+    pc_pair *c = &P->cand.p[i];
+    if (i > 0 && c->u == c[-1].u && c->v == c[-1].v)
+      continue; /* the same pair through another buffer */
+    int32_t grp[2] = {c->u, c->v};
+    uint64_t gb;
+    if (step_cut_bound(&P->W, grp, 2, P->resident, &gb, &work, NULL) != FP_OK)
+      return -1;
+    if (gb > P->limit) {
+      c->bytes = gb;
+      P->found.p[P->found.n++] = *c;
+    }
+  }
+  return 0;
+}
+
+static void pc_free(pc_scan *P) {
+  work_free(&P->W);
+  free(P->live);
+  free(P->acc);
+  free(P->found.p);
+  free(P->cand.p);
+}
+
+/* One round on graph g: the conflicting pairs into P->found.  FP_ENOMEM. */
+static fp_status pc_round(pc_scan *P, const fp_graph *g, int32_t k,
+                          fp_error *err) {
+  fp_status st = work_build(&P->W, g, k, err);
+  P->nb = fp_graph_buffer_count(g);
+  P->resident = fp_graph_resident_bytes(g);
+  if (st == FP_OK && pc_live_rows(P) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
+  for (int32_t b = 0; st == FP_OK && b < P->nb && P->work < PC_MAX_WORK; b++)
+    if (pc_scan_buffer(P, fp_graph_buffer(g, b)) != 0)
+      st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
+  /* room in found for every candidate: pc_cut_candidates adds to it */
+  size_t room = (size_t)P->found.n + (size_t)P->cand.n + 1;
+  pc_pair *p = st == FP_OK ? realloc(P->found.p, room * sizeof *p) : NULL;
+  if (st == FP_OK && !p)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
+  if (p)
+    P->found.p = p;
+  if (st == FP_OK && pc_cut_candidates(P) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
+  return st;
+}
+
+/* A finalized copy of g with the pairs added as unfusible.  NULL with err
+ * filled. */
+static fp_graph *pc_restricted(const fp_graph *g, const pc_pair *pairs,
+                               int32_t n, fp_error *err) {
+  fp_graph *c = fp_graph_copy_open(g, err);
+  fp_status st = c ? FP_OK : FP_ENOMEM;
+  for (int32_t i = 0; st == FP_OK && i < n; i++)
+    st = fp_graph_add_unfusible(c, pairs[i].u, pairs[i].v, err);
+  if (st == FP_OK)
+    st = fp_graph_finalize(c, err);
+  if (st == FP_OK)
+    return c;
+  fp_graph_destroy(c);
+  return NULL;
+}
+
+/* Whether the scan fits PC_MAX_SIZE: nodes x (nodes + buffers + reads),
+ * what building the matrices and the live rows costs, once per round. */
+static bool pc_affordable(const fp_graph *g) {
+  double n = fp_graph_node_count(g), items = n + fp_graph_buffer_count(g);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    items += fp_graph_buffer(g, b)->n_readers;
+  return n * items <= PC_MAX_SIZE;
+}
+
+fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
+                           uint64_t limit, fp_graph **out, int32_t *n_pairs,
+                           fp_error *err) {
+  *out = NULL;
+  *n_pairs = 0;
+  if (fp_graph_node_count(g) == 0 || !pc_affordable(g))
+    return FP_OK;
+  fp_graph *owned = NULL; /* the restricted graph so far */
+  fp_status st = FP_OK;
+  for (int round = 0; st == FP_OK && round < PC_MAX_ROUNDS; round++) {
+    const fp_graph *cur = owned ? owned : g;
+    pc_scan P;
+    memset(&P, 0, sizeof P);
+    P.limit = limit;
+    st = pc_round(&P, cur, max_fusion_size, err);
+    fp_graph *next = NULL;
+    if (st == FP_OK && P.found.n > 0 &&
+        !(next = pc_restricted(cur, P.found.p, P.found.n, err)))
+      st = err ? err->code : FP_ENOMEM;
+    pc_free(&P);
+    if (!next)
+      break; /* converged (nothing new), or an error */
+    *n_pairs += fp_graph_unfusible_count(next) - fp_graph_unfusible_count(cur);
+    fp_graph_destroy(owned);
+    owned = next;
+  }
+  if (st == FP_OK)
+    *out = owned;
+  else
+    fp_graph_destroy(owned);
   return st;
 }

@@ -21,4 +21,16 @@
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err);
 
+/* Pairs of nodes that no legal plan with peak <= limit puts in one group
+ * (peak_bound.c, "pairs that no plan under a peak limit groups"), found by
+ * the per-node rule and repeated on the restricted graph until nothing new
+ * turns up (a few rounds at most).  Sets *out to a finalized copy of g with
+ * those pairs added as unfusible (the caller destroys it), or to NULL when
+ * there is none or g is past the per-node rule's size limits; *n_pairs to
+ * the pairs added.  Every legal plan of g within the limit is a legal plan
+ * of *out with the same costs.  FP_ENOMEM, or a graph-building error. */
+fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
+                           uint64_t limit, fp_graph **out, int32_t *n_pairs,
+                           fp_error *err);
+
 #endif /* FP_PEAK_BOUND_H */

@@ -22,10 +22,12 @@
  * calls this file for its cluster cuts, so calling back would be a
  * circle.  Calls: ilp_model.c, mip.c, window.c, services.c, params.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/peak_bound.h"
 #include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
@@ -688,8 +690,9 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
   return FP_OK;
 }
 
-fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
-                         double time_s, double *bound, fp_error *err) {
+/* The bound of fp_lower_bound on graph g, ignoring prm's peak limit. */
+static fp_status plain_bound(const fp_graph *g, const fp_ilp_params *prm,
+                             double time_s, double *bound, fp_error *err) {
   fp_bounds lb;
   fp_status st = fp_graph_bounds(g, &lb, err);
   if (st != FP_OK)
@@ -708,4 +711,48 @@ fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
   m.peak_bytes = lb.peak_bytes;
   *bound = fp_objective_value(prm, &m);
   return FP_OK;
+}
+
+fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
+                                 fp_graph **out, fp_error *err) {
+  *out = NULL;
+  if (prm->objective == FP_OBJECTIVE_PEAK || prm->peak_limit == FP_NO_LIMIT)
+    return FP_OK; /* no limit on the plans the traffic bound covers */
+  uint64_t limit = prm->peak_limit;
+  fp_status st = limit ? FP_OK : solver_eager_peak(g, &limit, err);
+  int32_t pairs = 0;
+  if (st == FP_OK)
+    st = fp_peak_restrict(g, prm->max_fusion_size, limit, out, &pairs, err);
+  return st;
+}
+
+/* The cluster bounds depend on the time they get, so the restricted
+ * graph's is not always the higher: with one, each gets half the time and
+ * the higher one is kept (both hold within the limit). */
+fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
+                         double time_s, double *bound, fp_error *err) {
+  fp_graph *rg = NULL;
+  fp_status st = solver_peak_restricted(g, prm, &rg, err);
+  double share = rg ? time_s / 2 : time_s, b = -HUGE_VAL;
+  if (st == FP_OK)
+    st = plain_bound(g, prm, share, bound, err);
+  if (st == FP_OK && rg)
+    st = plain_bound(rg, prm, share, &b, err);
+  if (st == FP_OK && b > *bound)
+    *bound = b;
+  fp_graph_destroy(rg);
+  return st;
+}
+
+fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
+                             double time_s, double *bound, fp_error *err) {
+  fp_graph *rg = NULL;
+  double b = -HUGE_VAL;
+  fp_status st = solver_peak_restricted(g, prm, &rg, err);
+  if (st == FP_OK && rg)
+    st = plain_bound(rg, prm, time_s, &b, err);
+  if (st == FP_OK && b > *bound)
+    *bound = b;
+  fp_graph_destroy(rg);
+  return st;
 }

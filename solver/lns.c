@@ -647,9 +647,10 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   if (!L->cur)
     return solver_infeasible(g, prm, L->peak_cap, err);
   double share = prm->time_limit_s * BOUND_TIME_SHARE;
-  if (isfinite(prm->known_bound)) /* the caller's: no time spent here */
+  if (isfinite(prm->known_bound)) { /* the caller's, raised by the limit */
     L->bound = prm->known_bound;
-  else
+    st = solver_raise_bound(g, prm, share, &L->bound, err);
+  } else
     st = fp_lower_bound(g, prm, share, &L->bound, err);
   return st == FP_OK ? refresh(L, err) : st;
 }

@@ -106,7 +106,9 @@ typedef struct fp_ilp_params {
   double known_bound; /* NaN (default), or a lower bound on the objective
                          already known to hold for every legal plan within
                          the limits: the search takes it instead of
-                         computing its own (fp_pareto's common bound) */
+                         computing its own (fp_pareto's common bound);
+                         it raises it with the pairs of nodes that the
+                         peak limit keeps apart (fp_peak_restrict) */
 } fp_ilp_params;
 
 /* Fills `prm` with the defaults above. */
@@ -158,11 +160,13 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
 fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
                         fp_plan *out, fp_metrics *m, fp_error *err);
 
-/* A lower bound on prm's objective valid for every legal plan of g, in
- * the objective's units (bytes for traffic and peak): the structural
- * bounds of fp_graph_bounds, strengthened per buffer by the paths that
- * keep a reader out of its writer's group (docs/solver.md).  Spends no
- * more than `time_s` seconds (0: structural only).  FP_ENOMEM. */
+/* A lower bound on prm's objective valid for every legal plan of g within
+ * prm's peak limit, in the objective's units (bytes for traffic and
+ * peak): the structural bounds of fp_graph_bounds, strengthened per
+ * buffer by the paths that keep a reader out of its writer's group and by
+ * the cluster ILPs (docs/solver.md), on the graph with the pairs that the
+ * limit forbids declared unfusible (fp_peak_restrict).  Spends no more
+ * than `time_s` seconds (0: structural only).  FP_ENOMEM. */
 fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
                          double time_s, double *bound, fp_error *err);
 

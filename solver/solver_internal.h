@@ -78,4 +78,19 @@ void solver_thread_done(void);
  * peak since the thread's environment was created). */
 int64_t solver_glpk_peak(void);
 
+/* The graph g with every pair of nodes declared unfusible that no plan
+ * within prm's peak limit (0: the eager peak) groups (fp_peak_restrict):
+ * a traffic bound of it holds for every plan of g within the limit.  *out
+ * is NULL when there is no such pair, or no limit to use (objective peak,
+ * or FP_NO_LIMIT); the caller destroys it.  FP_ENOMEM. */
+fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
+                                 fp_graph **out, fp_error *err);
+
+/* Raises *bound to fp_lower_bound's bound on the restricted graph above,
+ * when there is one (a caller that already holds a bound valid for every
+ * plan, such as pareto's common one, gains what the limit adds).  Spends
+ * at most time_s seconds.  FP_ENOMEM. */
+fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
+                             double time_s, double *bound, fp_error *err);
+
 #endif /* FP_SOLVER_INTERNAL_H */
