@@ -726,6 +726,8 @@ static int cmp_cand(const void *a, const void *b) {
  * conflicting ones join P->found (which has room for all of them).  0, or
  * -1 out of memory. */
 static int pc_cut_candidates(pc_scan *P) {
+  if (P->cand.n == 0)
+    return 0; /* cand.p may be NULL: qsort must not see it */
   qsort(P->cand.p, (size_t)P->cand.n, sizeof *P->cand.p, cmp_cand);
   double work = 0;
   for (int32_t i = 0; i < P->cand.n && work < PB_CUT_BUDGET; i++) {
