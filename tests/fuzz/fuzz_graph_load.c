@@ -26,6 +26,7 @@
 #include "model/eval.h"
 #include "model/graph.h"
 #include "model/json.h"
+#include "model/peak_bound.h"
 #include "model/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -192,6 +193,21 @@ static void check_metrics(const fp_graph *g, const fp_plan *p,
     fail("traffic <= eager traffic", NULL);
 }
 
+/* A legal plan p of peak `peak` stays legal on g restricted to that peak
+ * (fp_peak_restrict forbids only pairs that no plan within it groups). */
+static void check_restriction(const fp_graph *g, const fp_plan *p,
+                              uint64_t peak) {
+  fp_graph *rg = NULL;
+  int32_t pairs = 0;
+  fp_error err;
+  if (fp_peak_restrict(g, 0, peak, &rg, &pairs, &err) != FP_OK)
+    return; /* out of memory */
+  if (rg && fp_plan_check(rg, p, 0, &err) == FP_EILLEGAL)
+    fail("a plan within a peak limit is legal on the restricted graph",
+         err.msg);
+  fp_graph_destroy(rg);
+}
+
 /* Checks p (a plan for g): fp_plan_check and fp_plan_eval agree, and a
  * legal plan obeys the invariants and round-trips through the plan
  * format. */
@@ -211,6 +227,7 @@ static void check_plan(const fp_graph *g, const fp_plan *p, const fp_bounds *lb,
     fail("an illegal plan is FP_EILLEGAL", err.msg);
   if (st == FP_OK) {
     check_metrics(g, p, &m, tl, lb, eager);
+    check_restriction(g, p, m.peak_bytes);
     char *s1 = fp_plan_to_json(p, g, &m, 0, NULL);
     fp_plan *p2 = NULL;
     if (!s1)
