@@ -43,8 +43,12 @@
  * more than a bound is worth here. */
 #define PB_MAX_NODES 16384
 #define PB_MAX_WORK 400000000.0
-/* Work (network sizes and edge visits) for the min cuts of one bound. */
-#define PB_CUT_BUDGET 30000000.0
+/* Work (network sizes and edge visits) for the min cuts of one bound, and
+ * the largest graph_size that gets them (the largest corpus graph,
+ * volo_d1_224.bwd, is 2.1e6; on a 3,000-node graph the cuts would double
+ * the bound's time, which short solves cannot spare). */
+#define PB_CUT_BUDGET 10000000.0
+#define PB_MAX_CUT_SIZE 3000000.0
 
 typedef struct pb_work {
   const fp_graph *g;
@@ -492,6 +496,15 @@ done:
   return st;
 }
 
+/* nodes x (nodes + buffers + reads): what one pass over every node's
+ * network costs to build. */
+static double graph_size(const fp_graph *g) {
+  double n = fp_graph_node_count(g), items = n + fp_graph_buffer_count(g);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    items += fp_graph_buffer(g, b)->n_readers;
+  return n * items;
+}
+
 /* A node and its cut-rule figure, for ordering nodes by it. */
 typedef struct node_val {
   uint64_t val;
@@ -550,7 +563,9 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
     *out = s > *out ? s : *out;
   }
   free(claim);
-  fp_status st = min_cut_rule(W, resident, vals, out, err);
+  fp_status st = graph_size(W->g) <= PB_MAX_CUT_SIZE
+                     ? min_cut_rule(W, resident, vals, out, err)
+                     : FP_OK;
   free(vals);
   uint64_t ends = end_cut_bound(W, resident);
   *out = ends > *out ? ends : *out;
@@ -602,9 +617,6 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
 /* Rounds of the scan, and the bit work of one round, at most. */
 #define PC_MAX_ROUNDS 4
 #define PC_MAX_WORK 400000000.0
-/* Graphs past this size (about 1,500 nodes) are not scanned: the rounds
- * would cost a good part of a second each. */
-#define PC_MAX_SIZE 12000000.0
 /* Buffers with more nodes than this contribute only writer-reader pairs
  * (the reader-reader pairs grow as the square). */
 #define PC_MAX_PAIR_NODES 24
@@ -793,21 +805,12 @@ static fp_graph *pc_restricted(const fp_graph *g, const pc_pair *pairs,
   return NULL;
 }
 
-/* Whether the scan fits PC_MAX_SIZE: nodes x (nodes + buffers + reads),
- * what building the matrices and the live rows costs, once per round. */
-static bool pc_affordable(const fp_graph *g) {
-  double n = fp_graph_node_count(g), items = n + fp_graph_buffer_count(g);
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
-    items += fp_graph_buffer(g, b)->n_readers;
-  return n * items <= PC_MAX_SIZE;
-}
-
 fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
                            uint64_t limit, fp_graph **out, int32_t *n_pairs,
                            fp_error *err) {
   *out = NULL;
   *n_pairs = 0;
-  if (fp_graph_node_count(g) == 0 || !pc_affordable(g))
+  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE)
     return FP_OK;
   fp_graph *owned = NULL; /* the restricted graph so far */
   fp_status st = FP_OK;
