@@ -82,7 +82,8 @@ int64_t solver_glpk_peak(void);
  * within prm's peak limit (0: the eager peak) groups (fp_peak_restrict):
  * a traffic bound of it holds for every plan of g within the limit.  *out
  * is NULL when there is no such pair, or no limit to use (objective peak,
- * or FP_NO_LIMIT); the caller destroys it.  FP_ENOMEM. */
+ * or FP_NO_LIMIT, or prm->cancel set); the caller destroys it.
+ * FP_ENOMEM. */
 fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
                                  fp_graph **out, fp_error *err);
 
