@@ -338,24 +338,51 @@ static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
   return s;
 }
 
-fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
+/* The traffic rule of fp_bounds into *out, and must[b] for every buffer
+ * (whether every plan materializes it).  FP_ENOMEM. */
+static fp_status traffic_rule(const fp_graph *g, bool *must, uint64_t *out,
+                              fp_error *err) {
   size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
-  bool *must = calloc(nb, sizeof *must);
-  int32_t *stamp = malloc(nb * sizeof *stamp);
   uint64_t *any_min = malloc(nb * sizeof *any_min);
   uint64_t *sep_min = malloc(nb * sizeof *sep_min);
   fp_status st = FP_OK;
-  if (!must || !stamp || !any_min || !sep_min) {
+  if (!any_min || !sep_min) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
   }
   min_reads(g, fp_graph_max_fusion_size(g) > 1, any_min, sep_min);
-  out->traffic_bytes = 0;
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
-    out->traffic_bytes += buffer_traffic_bound(
-        fp_graph_buffer(g, b), any_min[b], sep_min[b], &must[b]);
-    stamp[b] = -1;
+  *out = 0;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    *out += buffer_traffic_bound(fp_graph_buffer(g, b), any_min[b], sep_min[b],
+                                 &must[b]);
+done:
+  free(any_min);
+  free(sep_min);
+  return st;
+}
+
+fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
+                                 fp_error *err) {
+  bool *must = calloc((size_t)fp_graph_buffer_count(g) + 1, sizeof *must);
+  fp_status st = must ? traffic_rule(g, must, out, err)
+                      : fp_error_set(err, FP_ENOMEM, "out of memory");
+  free(must);
+  return st;
+}
+
+fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
+  size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
+  bool *must = calloc(nb, sizeof *must);
+  int32_t *stamp = malloc(nb * sizeof *stamp);
+  fp_status st = FP_OK;
+  if (!must || !stamp) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto done;
   }
+  if ((st = traffic_rule(g, must, &out->traffic_bytes, err)) != FP_OK)
+    goto done;
+  for (size_t b = 0; b < nb; b++)
+    stamp[b] = -1;
   out->peak_bytes = fp_graph_resident_bytes(g);
   for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
     uint64_t s = node_peak_bound(g, v, must, stamp);
@@ -366,7 +393,5 @@ fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
 done:
   free(must);
   free(stamp);
-  free(any_min);
-  free(sep_min);
   return st;
 }

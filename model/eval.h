@@ -77,4 +77,9 @@ typedef struct fp_bounds {
 /* Computes fp_bounds for a finalized graph.  FP_ENOMEM on failure. */
 fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err);
 
+/* fp_bounds' traffic_bytes alone, into *out: a fraction of the cost (the
+ * peak rules are the dear part).  FP_ENOMEM on failure. */
+fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
+                                 fp_error *err);
+
 #endif /* FP_EVAL_H */

@@ -28,9 +28,11 @@
  * either x cannot share w's group, or some producer u of x (w itself or a
  * descendant of w) is strictly after w or cannot share x's group.
  *
- * Cost: two n x n bit matrices and O(n * (buffers + reads)) bit tests; past
- * PB_MAX_NODES or PB_MAX_WORK the per-node rule falls back to x's own reads
- * and writes (still valid, weaker).
+ * Cost: three n x n bit matrices (descendants, ancestors, strict); each
+ * buffer's live set in O(n / 64) word operations per reader, plus bit
+ * tests where the strict relation leaves it open; past PB_MAX_NODES or
+ * PB_MAX_WORK (nodes x (buffers + reads)) the per-node rule falls back to
+ * x's own reads and writes (still valid, weaker).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,7 @@
 
 #include "model/flow.h"
 
-/* Past these sizes the bit matrices (2 n^2 / 8 bytes) or the bit tests cost
+/* Past these sizes the bit matrices (3 n^2 / 8 bytes) or the bit tests cost
  * more than a bound is worth here. */
 #define PB_MAX_NODES 16384
 #define PB_MAX_WORK 400000000.0
@@ -55,9 +57,11 @@ typedef struct pb_work {
   int32_t n, k;     /* nodes; fusion-size limit */
   size_t words;     /* 64-bit words per bit row */
   uint64_t *desc;   /* row v: nodes u != v with a path v -> ... -> u */
+  uint64_t *anc;    /* row v: nodes u != v with a path u -> ... -> v */
   uint64_t *strict; /* row w: nodes x with step(w) < step(x) in every plan */
   int32_t *pstart;  /* CSR: distinct producers of node x are */
   int32_t *pred;    /* pred[pstart[x] .. pstart[x + 1]) */
+  bool *apart;      /* apart[i]: pred[i] never shares x's group */
 } pb_work;
 
 static bool bit(const uint64_t *rows, size_t words, int32_t r, int32_t c) {
@@ -82,8 +86,9 @@ static int build_preds(pb_work *W) {
     reads += (size_t)fp_graph_node(g, x)->n_reads;
   W->pstart = malloc(((size_t)W->n + 1) * sizeof *W->pstart);
   W->pred = malloc((reads + 1) * sizeof *W->pred);
+  W->apart = malloc((reads + 1) * sizeof *W->apart);
   int32_t *stamp = malloc(((size_t)W->n + 1) * sizeof *stamp);
-  if (!W->pstart || !W->pred || !stamp) {
+  if (!W->pstart || !W->pred || !W->apart || !stamp) {
     free(stamp);
     return -1;
   }
@@ -96,6 +101,7 @@ static int build_preds(pb_work *W) {
       int32_t u = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
       if (u >= 0 && stamp[u] != x) {
         stamp[u] = x;
+        W->apart[len] = !may_share(W, u, x);
         W->pred[len++] = u;
       }
     }
@@ -112,28 +118,43 @@ static void build_desc(pb_work *W) {
     for (int32_t i = W->pstart[x]; i < W->pstart[x + 1]; i++) {
       uint64_t *du = W->desc + (size_t)W->pred[i] * W->words;
       const uint64_t *dx = W->desc + (size_t)x * W->words;
-      for (size_t j = 0; j < W->words; j++)
+      for (size_t j = (size_t)x / 64; j < W->words; j++) /* all after x */
         du[j] |= dx[j];
       set_bit(W->desc, W->words, W->pred[i], x);
     }
 }
 
+/* anc rows, from the first node on (producers are listed first). */
+static void build_anc(pb_work *W) {
+  for (int32_t x = 0; x < W->n; x++) {
+    uint64_t *ax = W->anc + (size_t)x * W->words;
+    for (int32_t i = W->pstart[x]; i < W->pstart[x + 1]; i++) {
+      const uint64_t *au = W->anc + (size_t)W->pred[i] * W->words;
+      for (size_t j = 0; j <= (size_t)W->pred[i] / 64; j++) /* all before */
+        ax[j] |= au[j];
+      set_bit(W->anc, W->words, x, W->pred[i]);
+    }
+  }
+}
+
 /* strict row of w, over w's descendants in topological order (the rule of
  * the file comment; producers of x are listed before x). */
 static void build_strict_row(pb_work *W, int32_t w) {
-  for (int32_t x = w + 1; x < W->n; x++) {
-    if (!bit(W->desc, W->words, w, x))
-      continue;
-    bool later = !may_share(W, w, x);
-    for (int32_t i = W->pstart[x]; !later && i < W->pstart[x + 1]; i++) {
-      int32_t u = W->pred[i];
-      if (u != w && !bit(W->desc, W->words, w, u))
-        continue;
-      later = (u != w && bit(W->strict, W->words, w, u)) || !may_share(W, u, x);
+  const uint64_t *dw = W->desc + (size_t)w * W->words;
+  for (size_t j = (size_t)w / 64; j < W->words; j++)
+    for (uint64_t m = dw[j]; m; m &= m - 1) {
+      int32_t x = (int32_t)(j * 64) + __builtin_ctzll(m);
+      bool later = false; /* the producer test first: it needs no lookup */
+      for (int32_t i = W->pstart[x]; !later && i < W->pstart[x + 1]; i++) {
+        int32_t u = W->pred[i];
+        if (u == w)
+          later = W->apart[i];
+        else if (bit(W->desc, W->words, w, u))
+          later = bit(W->strict, W->words, w, u) || W->apart[i];
+      }
+      if (later || !may_share(W, w, x))
+        set_bit(W->strict, W->words, w, x);
     }
-    if (later)
-      set_bit(W->strict, W->words, w, x);
-  }
 }
 
 /* u == v, or a path u -> ... -> v. */
@@ -170,6 +191,106 @@ static bool live_at(const pb_work *W, const fp_buffer *buf, int32_t x) {
   return covered && certain;
 }
 
+/* Whether some reader of buf is always later than x. */
+static bool later_reader(const pb_work *W, const fp_buffer *buf, int32_t x) {
+  for (int32_t i = 0; i < buf->n_readers; i++)
+    if (bit(W->strict, W->words, x, buf->readers[i]))
+      return true;
+  return false;
+}
+
+/* The nodes x at whose step buf is live in every plan (exactly live_at's
+ * answers), as the bits of row: words [*lo, *hi) are written, the others
+ * are not touched; *lo == *hi when the set is empty.  Word-parallel: for
+ * a produced, read, non-output buffer with writer w and readers R it is
+ * ({w} + desc(w)) & (R + anc(R)), less, when no reader is always later
+ * than w, the x that w is not always before and no reader always after
+ * (those are tested one by one). */
+static void live_set(const pb_work *W, const fp_buffer *buf, uint64_t *row,
+                     size_t *lo, size_t *hi) {
+  int32_t w = buf->writer, last = -1;
+  *lo = *hi = 0;
+  if (buf->input ? !buf->freeable || buf->output : w < 0)
+    return;
+  for (int32_t i = 0; i < buf->n_readers; i++)
+    last = buf->readers[i] > last ? buf->readers[i] : last;
+  if (!buf->input && (buf->output || last < 0)) { /* from w on, or w only */
+    *lo = (size_t)w / 64;
+    *hi = buf->output ? W->words : *lo + 1;
+    const uint64_t *dw = W->desc + (size_t)w * W->words;
+    for (size_t j = *lo; j < *hi; j++)
+      row[j] = buf->output ? dw[j] : 0;
+    row[*lo] |= (uint64_t)1 << (w % 64);
+    return;
+  }
+  if (last < 0 || last < w)
+    return; /* an input nobody reads (a reader always follows its writer) */
+  *lo = buf->input ? 0 : (size_t)w / 64;
+  *hi = (size_t)last / 64 + 1;
+  memset(row + *lo, 0, (*hi - *lo) * sizeof *row);
+  for (int32_t i = 0; i < buf->n_readers; i++) { /* at or before a reader */
+    int32_t r = buf->readers[i];
+    const uint64_t *ar = W->anc + (size_t)r * W->words;
+    for (size_t j = *lo; j <= (size_t)r / 64; j++)
+      row[j] |= ar[j];
+    row[r / 64] |= (uint64_t)1 << (r % 64);
+  }
+  if (buf->input)
+    return;
+  const uint64_t *dw = W->desc + (size_t)w * W->words;
+  for (size_t j = *lo; j < *hi; j++) /* and at or after the writer */
+    row[j] &= dw[j] | (j == (size_t)w / 64 ? (uint64_t)1 << (w % 64) : 0);
+  if (later_reader(W, buf, w))
+    return; /* always materialized */
+  const uint64_t *sw = W->strict + (size_t)w * W->words;
+  for (size_t j = *lo; j < *hi; j++)
+    for (uint64_t m = row[j] & ~sw[j]; m; m &= m - 1) {
+      int32_t x = (int32_t)(j * 64) + __builtin_ctzll(m);
+      if (!later_reader(W, buf, x))
+        row[j] &= ~((uint64_t)1 << (x % 64));
+    }
+}
+
+/* Per node x, the bytes live at step(x) in every plan: of all buffers,
+ * of the produced ones, and of the non-outputs. */
+typedef struct live_sums {
+  uint64_t *all, *made, *kept;
+} live_sums;
+
+static void live_sums_free(live_sums *L) {
+  free(L->all);
+  free(L->made);
+  free(L->kept);
+}
+
+/* Fills L from every buffer's live set.  0, or -1 out of memory (free L
+ * with live_sums_free all the same). */
+static int live_sums_build(const pb_work *W, live_sums *L) {
+  size_t n = (size_t)W->n + 1;
+  uint64_t *row = malloc((W->words + 1) * sizeof *row);
+  L->all = calloc(n, sizeof *L->all);
+  L->made = calloc(n, sizeof *L->made);
+  L->kept = calloc(n, sizeof *L->kept);
+  if (!row || !L->all || !L->made || !L->kept) {
+    free(row);
+    return -1;
+  }
+  for (int32_t b = 0; b < fp_graph_buffer_count(W->g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(W->g, b);
+    size_t lo, hi;
+    live_set(W, buf, row, &lo, &hi);
+    for (size_t j = lo; j < hi; j++)
+      for (uint64_t m = row[j]; m; m &= m - 1) {
+        size_t x = j * 64 + (size_t)__builtin_ctzll(m);
+        L->all[x] += buf->bytes;
+        L->made[x] += buf->input ? 0 : buf->bytes;
+        L->kept[x] += buf->output ? 0 : buf->bytes;
+      }
+  }
+  free(row);
+  return 0;
+}
+
 /* The step-0 and last-step rules. */
 static uint64_t end_steps_bound(const fp_graph *g) {
   uint64_t first = 0, last = 0;
@@ -199,25 +320,22 @@ static bool is_sink(const fp_graph *g, int32_t x) {
  * the cheapest source s; and live(T-1) every produced output plus what is
  * live at step(t), for the cheapest sink t.  Each sum counts a buffer
  * once (inputs and outputs apart). */
-static uint64_t end_cut_bound(const pb_work *W, uint64_t resident) {
+static uint64_t end_cut_bound(const pb_work *W, uint64_t resident,
+                              const live_sums *L) {
+  uint64_t inputs = 0, outputs = 0; /* freeable read inputs; made outputs */
+  for (int32_t b = 0; b < fp_graph_buffer_count(W->g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(W->g, b);
+    if (buf->input && buf->freeable && !buf->output && buf->n_readers > 0)
+      inputs += buf->bytes;
+    if (!buf->input && buf->writer >= 0 && buf->output)
+      outputs += buf->bytes;
+  }
   uint64_t first = UINT64_MAX, last = UINT64_MAX;
   for (int32_t x = 0; x < W->n; x++) {
-    bool source = W->pstart[x] == W->pstart[x + 1], sink = is_sink(W->g, x);
-    if (!source && !sink)
-      continue;
-    uint64_t at_first = 0, at_last = 0;
-    for (int32_t b = 0; b < fp_graph_buffer_count(W->g); b++) {
-      const fp_buffer *buf = fp_graph_buffer(W->g, b);
-      bool freeable_in = buf->input && buf->freeable && !buf->output &&
-                         buf->n_readers > 0,
-           produced_out = !buf->input && buf->writer >= 0 && buf->output;
-      bool live = live_at(W, buf, x);
-      at_first += freeable_in || (live && !buf->input) ? buf->bytes : 0;
-      at_last += produced_out || (live && !buf->output) ? buf->bytes : 0;
-    }
-    if (source && at_first < first)
+    uint64_t at_first = inputs + L->made[x], at_last = outputs + L->kept[x];
+    if (W->pstart[x] == W->pstart[x + 1] && at_first < first) /* a source */
       first = at_first;
-    if (sink && at_last < last)
+    if (is_sink(W->g, x) && at_last < last)
       last = at_last;
   }
   first = first == UINT64_MAX ? 0 : first;
@@ -227,9 +345,11 @@ static uint64_t end_cut_bound(const pb_work *W, uint64_t resident) {
 
 static void work_free(pb_work *W) {
   free(W->desc);
+  free(W->anc);
   free(W->strict);
   free(W->pstart);
   free(W->pred);
+  free(W->apart);
 }
 
 /* What an input b that no node at or after x reads (so it may be freed
@@ -283,10 +403,12 @@ static fp_status work_build(pb_work *W, const fp_graph *g, int32_t k,
   W->words = ((size_t)W->n + 63) / 64;
   size_t cells = (size_t)W->n * W->words;
   W->desc = calloc(cells + 1, sizeof *W->desc);
+  W->anc = calloc(cells + 1, sizeof *W->anc);
   W->strict = calloc(cells + 1, sizeof *W->strict);
-  if (!W->desc || !W->strict || build_preds(W) != 0)
+  if (!W->desc || !W->anc || !W->strict || build_preds(W) != 0)
     return fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
   build_desc(W);
+  build_anc(W);
   for (int32_t w = 0; w < W->n; w++)
     build_strict_row(W, w);
   return FP_OK;
@@ -496,13 +618,19 @@ done:
   return st;
 }
 
+/* Buffers plus reads: the items of every node's network. */
+static double graph_items(const fp_graph *g) {
+  double items = fp_graph_buffer_count(g);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    items += fp_graph_buffer(g, b)->n_readers;
+  return items;
+}
+
 /* nodes x (nodes + buffers + reads): what one pass over every node's
  * network costs to build. */
 static double graph_size(const fp_graph *g) {
-  double n = fp_graph_node_count(g), items = n + fp_graph_buffer_count(g);
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
-    items += fp_graph_buffer(g, b)->n_readers;
-  return n * items;
+  double n = fp_graph_node_count(g);
+  return n * (n + graph_items(g));
 }
 
 /* A node and its cut-rule figure, for ordering nodes by it. */
@@ -537,47 +665,68 @@ static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
   return st;
 }
 
-/* The per-node rule over every node; *out is raised to the best. */
-static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
-                           fp_error *err) {
-  int32_t nb = fp_graph_buffer_count(W->g);
+/* The per-node figures into vals[x]: what is live at step(x) in every
+ * plan, plus the freed-input floors.  The inputs are taken in index order
+ * at each x, as claim[] requires.  0, or -1 out of memory. */
+static int node_figures(const pb_work *W, uint64_t resident, const live_sums *L,
+                        node_val *vals) {
+  int32_t nb = fp_graph_buffer_count(W->g), nf = 0;
   int32_t *claim = malloc(((size_t)nb + 1) * sizeof *claim);
-  node_val *vals = malloc(((size_t)W->n + 1) * sizeof *vals);
-  if (!claim || !vals) {
+  int32_t *freed = malloc(((size_t)nb + 1) * sizeof *freed);
+  if (!claim || !freed) {
     free(claim);
-    free(vals);
-    return fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+    free(freed);
+    return -1;
   }
   memset(claim, 0xff, ((size_t)nb + 1) * sizeof *claim);
+  for (int32_t b = 0; b < nb; b++) {
+    const fp_buffer *buf = fp_graph_buffer(W->g, b);
+    if (buf->input && buf->freeable && !buf->output && buf->n_readers > 0)
+      freed[nf++] = b; /* may be freed before some step */
+  }
   for (int32_t x = 0; x < W->n; x++) {
-    uint64_t s = resident;
-    for (int32_t b = 0; b < nb; b++) {
-      const fp_buffer *buf = fp_graph_buffer(W->g, b);
-      if (live_at(W, buf, x))
-        s += buf->bytes;
-      else if (buf->input && buf->freeable && !buf->output)
+    uint64_t s = resident + L->all[x];
+    for (int32_t i = 0; i < nf; i++) {
+      const fp_buffer *buf = fp_graph_buffer(W->g, freed[i]);
+      if (!live_at(W, buf, x))
         s += freed_input_floor(W, buf, x, claim);
     }
     vals[x].val = s;
     vals[x].node = x;
-    *out = s > *out ? s : *out;
   }
   free(claim);
-  fp_status st = graph_size(W->g) <= PB_MAX_CUT_SIZE
-                     ? min_cut_rule(W, resident, vals, out, err)
-                     : FP_OK;
-  free(vals);
-  uint64_t ends = end_cut_bound(W, resident);
+  free(freed);
+  return 0;
+}
+
+/* The per-node rule over every node, then the min cuts and the end-step
+ * cut rules; *out is raised to the best. */
+static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
+                           fp_error *err) {
+  live_sums L = {0};
+  node_val *vals = malloc(((size_t)W->n + 1) * sizeof *vals);
+  fp_status st = FP_OK;
+  if (!vals || live_sums_build(W, &L) != 0 ||
+      node_figures(W, resident, &L, vals) != 0) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+    goto done;
+  }
+  for (int32_t x = 0; x < W->n; x++)
+    *out = vals[x].val > *out ? vals[x].val : *out;
+  uint64_t ends = end_cut_bound(W, resident, &L);
   *out = ends > *out ? ends : *out;
+  if (graph_size(W->g) <= PB_MAX_CUT_SIZE)
+    st = min_cut_rule(W, resident, vals, out, err);
+done:
+  free(vals);
+  live_sums_free(&L);
   return st;
 }
 
 /* Whether the per-node rule fits the size limits above. */
 static bool node_rule_affordable(const fp_graph *g) {
-  double n = fp_graph_node_count(g), items = fp_graph_buffer_count(g);
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
-    items += fp_graph_buffer(g, b)->n_readers;
-  return n <= PB_MAX_NODES && n * items <= PB_MAX_WORK;
+  double n = fp_graph_node_count(g);
+  return n <= PB_MAX_NODES && n * graph_items(g) <= PB_MAX_WORK;
 }
 
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
@@ -643,17 +792,25 @@ typedef struct pc_scan {
   pc_list cand;  /* pairs for the min cut */
 } pc_scan;
 
-/* Fills the live rows.  0, or -1 out of memory. */
+/* Fills the live rows (the live sets, transposed).  0, or -1 out of
+ * memory. */
 static int pc_live_rows(pc_scan *P) {
   P->bwords = ((size_t)P->nb + 63) / 64;
   P->live = calloc((size_t)P->W.n * P->bwords + 1, sizeof *P->live);
   P->acc = calloc(P->bwords + 1, sizeof *P->acc);
-  if (!P->live || !P->acc)
+  uint64_t *row = malloc((P->W.words + 1) * sizeof *row);
+  if (!P->live || !P->acc || !row) {
+    free(row);
     return -1;
-  for (int32_t x = 0; x < P->W.n; x++)
-    for (int32_t b = 0; b < P->nb; b++)
-      if (live_at(&P->W, fp_graph_buffer(P->W.g, b), x))
-        set_bit(P->live, P->bwords, x, b);
+  }
+  for (int32_t b = 0; b < P->nb; b++) {
+    size_t lo, hi;
+    live_set(&P->W, fp_graph_buffer(P->W.g, b), row, &lo, &hi);
+    for (size_t j = lo; j < hi; j++)
+      for (uint64_t m = row[j]; m; m &= m - 1)
+        set_bit(P->live, P->bwords, (int32_t)(j * 64) + __builtin_ctzll(m), b);
+  }
+  free(row);
   return 0;
 }
 

@@ -507,7 +507,6 @@ static fp_status ilp_outcome(const ilp_model *M, const mip_result *res,
                              double *bound, fp_error *err) {
   fp_plan *q = fp_plan_create();
   fp_metrics qm;
-  fp_bounds sb;
   *bound = -1;
   if (!q)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -524,8 +523,8 @@ static fp_status ilp_outcome(const ilp_model *M, const mip_result *res,
     *bound = obj;
     return FP_OK;
   }
-  double b =
-      fp_graph_bounds(M->g, &sb, NULL) == FP_OK ? (double)sb.traffic_bytes : 0;
+  uint64_t tb;
+  double b = fp_graph_traffic_bound(M->g, &tb, NULL) == FP_OK ? (double)tb : 0;
   b = ilp_bound_value(M, res->bound, b);
   *bound = b < obj ? b : obj;
   return FP_OK;
@@ -591,9 +590,7 @@ fail:
  * bound. */
 static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
                                double deadline, uint64_t *lb, fp_error *err) {
-  fp_bounds sb;
-  fp_status st = fp_graph_bounds(B->sg, &sb, err);
-  *lb = sb.traffic_bytes;
+  fp_status st = fp_graph_traffic_bound(B->sg, lb, err);
   double left = deadline - fp_clock_now();
   if (st != FP_OK || B->count > B->C->size || left < 0.02 ||
       (prm->cancel && *prm->cancel))
@@ -635,7 +632,10 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   }
   memset(B.node_map, 0xff, (size_t)n * sizeof *B.node_map);
   memset(B.buf_map, 0xff, (size_t)nb * sizeof *B.buf_map);
-  for (int32_t c = 0; st == FP_OK && c < C.count; c++) {
+  /* Past the deadline the clusters left keep lb 0 (traffic >= 0 holds):
+   * building them all costs a few ms each on large graphs. */
+  for (int32_t c = 0; st == FP_OK && c < C.count && fp_clock_now() < deadline;
+       c++) {
     st = build_cluster(&B, c, k, err);
     if (st == FP_OK)
       st = cluster_bound(&B, prm, deadline, &part->lb[c], err);
@@ -693,8 +693,10 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
 /* The bound of fp_lower_bound on graph g, ignoring prm's peak limit. */
 static fp_status plain_bound(const fp_graph *g, const fp_ilp_params *prm,
                              double time_s, double *bound, fp_error *err) {
-  fp_bounds lb;
-  fp_status st = fp_graph_bounds(g, &lb, err);
+  fp_bounds lb = {0}; /* the peak rules only when the objective has peak */
+  fp_status st = prm->objective == FP_OBJECTIVE_TRAFFIC
+                     ? fp_graph_traffic_bound(g, &lb.traffic_bytes, err)
+                     : fp_graph_bounds(g, &lb, err);
   if (st != FP_OK)
     return st;
   if (prm->objective != FP_OBJECTIVE_PEAK && time_s > 0) {

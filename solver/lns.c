@@ -398,14 +398,14 @@ static int32_t window_end(const lns *L, int32_t s0) {
 static fp_status window_score(lns *L, int32_t s0, int32_t s1, uint64_t *score,
                               fp_error *err) {
   sub_problem S;
-  fp_bounds b;
+  uint64_t b;
   fp_status st = sub_window(&S, &L->scr, L->g, L->cur, L->step, L->tl,
                             &L->cur_m, L->k, s0, s1, err);
   if (st != FP_OK)
     return st;
-  st = fp_graph_bounds(S.g, &b, err);
-  *score = st == FP_OK && S.current_m.traffic_bytes > b.traffic_bytes
-               ? S.current_m.traffic_bytes - b.traffic_bytes
+  st = fp_graph_traffic_bound(S.g, &b, err);
+  *score = st == FP_OK && S.current_m.traffic_bytes > b
+               ? S.current_m.traffic_bytes - b
                : 0;
   sub_free(&S);
   return st;

@@ -49,7 +49,7 @@ fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
 typedef struct solver_partition {
   int32_t count;  /* clusters */
   int32_t *of;    /* buffer -> cluster, -1 for buffers in none */
-  uint64_t *lb;   /* per cluster: bytes */
+  uint64_t *lb;   /* per cluster: bytes (0 for those past the deadline) */
   uint64_t total; /* sum of lb: a lower bound on the traffic */
 } solver_partition;
 
