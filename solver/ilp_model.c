@@ -814,9 +814,15 @@ static uint64_t gcd64(uint64_t a, uint64_t b) {
 }
 
 /* The GCD of every byte count the model uses (1 when there is none):
- * dividing by it keeps coefficients small without losing exactness. */
-static double byte_scale(const fp_graph *g) {
-  uint64_t s = 0;
+ * dividing by it keeps coefficients small without losing exactness.  A
+ * peak is the resident bytes plus such counts, so when the objective has
+ * the peak the resident total joins the GCD: bounds round up to a
+ * multiple of the scale (ilp_bound_value), which must be one every peak
+ * is (1024 + 1000 resident bytes against buffers of 1024 would otherwise
+ * round a tight bound of 4072 up to 4096). */
+static double byte_scale(const fp_graph *g, fp_objective objective) {
+  uint64_t s =
+      objective == FP_OBJECTIVE_TRAFFIC ? 0 : fp_graph_resident_bytes(g);
   for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
     if (!resident(fp_graph_buffer(g, b)))
       s = gcd64(s, fp_graph_buffer(g, b)->bytes);
@@ -1078,7 +1084,7 @@ static void model_init(ilp_model *M, const fp_graph *g,
   M->k =
       prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
   M->exact = true;
-  M->scale = byte_scale(g);
+  M->scale = byte_scale(g, prm->objective);
   M->resident = fp_graph_resident_bytes(g);
   M->peak_cap = peak_cap;
   M->with_peak =

@@ -14,6 +14,7 @@
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/util.h"
+#include "solver/ilp_internal.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
 #include "solver/solver_test.h"
@@ -283,6 +284,46 @@ START_TEST(model_export) {
 }
 END_TEST
 
+/* The model divides byte counts by their GCD and rounds bounds up to a
+ * multiple of it.  A peak is the resident bytes plus such multiples, so
+ * when the resident bytes are not one (here 1024 + 1000 against buffers
+ * of 1024), rounding the optimum itself must leave it where it is. */
+START_TEST(bound_rounding_keeps_the_resident_offset) {
+  fp_graph *g = tu_graph(
+      "{'format': 'fuseplan.graph', 'version': 1, 'name': 'offset',"
+      " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
+      "  {'name': 'w', 'bytes': 1000, 'input': true},"
+      "  {'name': 't', 'bytes': 1024}, {'name': 'y', 'bytes': 1024}],"
+      " 'nodes': ["
+      "  {'name': 'a', 'kind': 'pointwise', 'iter': [256, 1], 'reads': ['x'],"
+      "   'writes': ['t']},"
+      "  {'name': 'b', 'kind': 'extern', 'reads': ['t'], 'writes': ['y']}],"
+      " 'outputs': ['y']}");
+  for (int obj = 0; obj < 2; obj++) {
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm);
+    prm.objective = obj ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC;
+    prm.window = FP_ILP_WINDOW_EXACT;
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    ck_assert_int_eq(fp_exhaustive(g, &prm, p, &m, NULL), FP_OK);
+    double best = fp_objective_value(&prm, &m), bound;
+    ilp_model M;
+    ck_assert_int_eq(ilp_size(&M, g, &prm, NULL), ILP_BUILD_OK);
+    ck_assert_msg(ilp_bound_value(&M, NAN, best) <= best, "%s: %.17g > %.17g",
+                  fp_objective_name(prm.objective),
+                  ilp_bound_value(&M, NAN, best), best);
+    ilp_free(&M);
+    ck_assert_int_eq(fp_lower_bound(g, &prm, 1.0, &bound, NULL), FP_OK);
+    ck_assert(bound <= best);
+    ck_assert_int_eq(ilp(g, &prm, p, &m, NULL), FP_OK);
+    ck_assert(fp_objective_value(&prm, &m) == best);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
 static Suite *ilp_suite(void) {
   Suite *s = suite_create("solver/ilp");
   TCase *tc = tcase_create("exhaustive");
@@ -300,6 +341,7 @@ static Suite *ilp_suite(void) {
   tcase_add_loop_test(op, time_limit_held, 0, 3);
   tcase_add_loop_test(op, traffic_limit_any_objective, 0, 20);
   tcase_add_test(op, model_export);
+  tcase_add_test(op, bound_rounding_keeps_the_resident_offset);
   suite_add_tcase(s, op);
   return s;
 }
