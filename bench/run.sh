@@ -55,6 +55,11 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$srcdir/bench/exactness.sh" "$builddir/fuseplan"
   echo
+  echo "What the structural bounds cost (\`bench/bounds.sh\`: \`fuseplan info\`,"
+  echo "best of 3, on generated graphs of seed 1):"
+  echo
+  bash "$srcdir/bench/bounds.sh" "$builddir/fuseplan"
+  echo
   echo "## Real graphs (issue: corpus)"
   echo
   echo "The corpus in data/graphs: PyTorch Inductor's pre-fusion scheduler"
