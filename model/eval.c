@@ -338,9 +338,11 @@ static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
   return s;
 }
 
-/* The traffic rule of fp_bounds into *out, and must[b] for every buffer
- * (whether every plan materializes it).  FP_ENOMEM. */
-static fp_status traffic_rule(const fp_graph *g, bool *must, uint64_t *out,
+/* The traffic rule of fp_bounds into *out, each buffer's term into
+ * per_buffer[b] unless it is NULL, and must[b] for every buffer (whether
+ * every plan materializes it).  FP_ENOMEM. */
+static fp_status traffic_rule(const fp_graph *g, bool *must,
+                              uint64_t *per_buffer, uint64_t *out,
                               fp_error *err) {
   size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
   uint64_t *any_min = malloc(nb * sizeof *any_min);
@@ -352,22 +354,38 @@ static fp_status traffic_rule(const fp_graph *g, bool *must, uint64_t *out,
   }
   min_reads(g, fp_graph_max_fusion_size(g) > 1, any_min, sep_min);
   *out = 0;
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
-    *out += buffer_traffic_bound(fp_graph_buffer(g, b), any_min[b], sep_min[b],
-                                 &must[b]);
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    uint64_t t = buffer_traffic_bound(fp_graph_buffer(g, b), any_min[b],
+                                      sep_min[b], &must[b]);
+    *out += t;
+    if (per_buffer)
+      per_buffer[b] = t;
+  }
 done:
   free(any_min);
   free(sep_min);
   return st;
 }
 
-fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
-                                 fp_error *err) {
+/* traffic_rule with its own must[] array. */
+static fp_status traffic_only(const fp_graph *g, uint64_t *per_buffer,
+                              uint64_t *out, fp_error *err) {
   bool *must = calloc((size_t)fp_graph_buffer_count(g) + 1, sizeof *must);
-  fp_status st = must ? traffic_rule(g, must, out, err)
+  fp_status st = must ? traffic_rule(g, must, per_buffer, out, err)
                       : fp_error_set(err, FP_ENOMEM, "out of memory");
   free(must);
   return st;
+}
+
+fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
+                                 fp_error *err) {
+  return traffic_only(g, NULL, out, err);
+}
+
+fp_status fp_graph_buffer_traffic_bounds(const fp_graph *g,
+                                         uint64_t *per_buffer, fp_error *err) {
+  uint64_t total;
+  return traffic_only(g, per_buffer, &total, err);
 }
 
 fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
@@ -379,7 +397,7 @@ fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
   }
-  if ((st = traffic_rule(g, must, &out->traffic_bytes, err)) != FP_OK)
+  if ((st = traffic_rule(g, must, NULL, &out->traffic_bytes, err)) != FP_OK)
     goto done;
   for (size_t b = 0; b < nb; b++)
     stamp[b] = -1;

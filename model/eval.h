@@ -82,4 +82,11 @@ fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err);
 fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
                                  fp_error *err);
 
+/* The same rule buffer by buffer: per_buffer[b] (one entry per buffer of
+ * g) is at most b's traffic in every legal plan, so the sum over any set
+ * of buffers bounds that set's share; the sum over all is
+ * fp_graph_traffic_bound's.  FP_ENOMEM on failure. */
+fp_status fp_graph_buffer_traffic_bounds(const fp_graph *g,
+                                         uint64_t *per_buffer, fp_error *err);
+
 #endif /* FP_EVAL_H */

@@ -31,6 +31,7 @@
 #include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
+#include "solver/partition.h"
 #include "solver/solver_internal.h"
 #include "solver/solver_test.h"
 #include "solver/window.h"
@@ -55,146 +56,10 @@ void solver_test_cluster_sizes(const int32_t *sizes, int n) {
 /* Wall-clock cap per cluster ILP, seconds. */
 #define CLUSTER_TIME 1.0
 
-typedef struct clusters {
-  int32_t size;      /* most nodes in N(S) (a larger N(b) stands alone) */
-  int32_t *of;       /* buffer -> cluster (-1: unused buffer) */
-  int32_t count;     /* clusters */
-  int32_t *stamp;    /* node -> last cluster that counted it */
-  int32_t *nodes;    /* |N(S)| of each cluster */
-  int32_t *comp;     /* node -> its connected component's root */
-  int32_t open_comp; /* component of the open cluster's nodes (-1: none) */
-  int32_t *start;    /* CSR: the buffers of cluster c are */
-  int32_t *list;     /* list[start[c] .. start[c+1]) */
-} clusters;
-
-/* N(b): the writer (if any) and the readers of b. */
-static int32_t touch(const fp_graph *g, int32_t b, int32_t c, int32_t *stamp,
-                     bool mark) {
-  const fp_buffer *buf = fp_graph_buffer(g, b);
-  int32_t added = 0;
-  for (int32_t i = -1; i < buf->n_readers; i++) {
-    int32_t v = i < 0 ? buf->writer : buf->readers[i];
-    if (v < 0 || stamp[v] == c)
-      continue;
-    added++;
-    if (mark)
-      stamp[v] = c;
-  }
-  return added;
-}
-
-/* Root of v's component, halving the path on the way. */
-static int32_t comp_root(int32_t *comp, int32_t v) {
-  while (comp[v] != v) {
-    comp[v] = comp[comp[v]];
-    v = comp[v];
-  }
-  return v;
-}
-
-/* Connected components of the nodes (linked by every buffer between its
- * writer and readers) into C->comp, each node naming its root. */
-static void find_components(const fp_graph *g, clusters *C) {
-  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
-  for (int32_t v = 0; v < n; v++)
-    C->comp[v] = v;
-  for (int32_t b = 0; b < nb; b++) {
-    const fp_buffer *buf = fp_graph_buffer(g, b);
-    int32_t first = buf->writer >= 0     ? buf->writer
-                    : buf->n_readers > 0 ? buf->readers[0]
-                                         : -1;
-    for (int32_t i = 0; first >= 0 && i < buf->n_readers; i++) {
-      int32_t x = comp_root(C->comp, first),
-              y = comp_root(C->comp, buf->readers[i]);
-      C->comp[x > y ? x : y] = x > y ? y : x;
-    }
-  }
-  for (int32_t v = 0; v < n; v++)
-    C->comp[v] = comp_root(C->comp, v);
-}
-
-/* Puts buffer b into the open cluster when N(S) stays small and b lies in
- * the cluster's component, else opens a new one (a buffer with a large
- * N(b) gets a cluster of its own).  Why components: nothing links two of
- * them, so a cluster spanning both bounds no more than two clusters would,
- * while a component cut in two by a cluster boundary loses the savings
- * across the cut; on a graph of small independent blocks, one cluster
- * per block makes the bound exact. */
-static void assign(const fp_graph *g, clusters *C, int32_t b) {
-  const fp_buffer *buf = fp_graph_buffer(g, b);
-  int32_t c = C->count - 1, any = buf->writer >= 0     ? buf->writer
-                                  : buf->n_readers > 0 ? buf->readers[0]
-                                                       : -1;
-  int32_t comp = any >= 0 ? C->comp[any] : C->open_comp;
-  int32_t extra = c >= 0 ? touch(g, b, c, C->stamp, false) : INT32_MAX;
-  if (c < 0 || C->nodes[c] + extra > C->size || comp != C->open_comp) {
-    c = C->count++;
-    C->nodes[c] = 0;
-    C->open_comp = comp;
-  }
-  C->nodes[c] += touch(g, b, c, C->stamp, true);
-  C->of[b] = c;
-}
-
-/* Clusters in program order: each buffer joins the cluster open when its
- * writer (an input: its first reader) is reached.  0 or -1 (memory). */
-static int make_clusters(const fp_graph *g, clusters *C) {
-  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
-  C->of = malloc(((size_t)nb + 1) * sizeof *C->of);
-  C->stamp = malloc(((size_t)n + 1) * sizeof *C->stamp);
-  C->nodes = malloc(((size_t)nb + 1) * sizeof *C->nodes);
-  C->comp = malloc(((size_t)n + 1) * sizeof *C->comp);
-  if (!C->of || !C->stamp || !C->nodes || !C->comp)
-    return -1;
-  find_components(g, C);
-  C->open_comp = -1;
-  memset(C->of, 0xff, (size_t)nb * sizeof *C->of);
-  memset(C->stamp, 0xff, (size_t)n * sizeof *C->stamp);
-  for (int32_t v = 0; v < n; v++) {
-    const fp_node *nd = fp_graph_node(g, v);
-    for (int32_t i = 0; i < nd->n_reads; i++) {
-      int32_t b = nd->reads[i].buffer;
-      if (fp_graph_buffer(g, b)->input && C->of[b] < 0)
-        assign(g, C, b);
-    }
-    for (int32_t i = 0; i < nd->n_writes; i++)
-      assign(g, C, nd->writes[i]);
-  }
-  return 0;
-}
-
-/* Frees a partition under construction; safe on a zeroed struct. */
-static void free_clusters(clusters *C) {
-  free(C->of);
-  free(C->stamp);
-  free(C->nodes);
-  free(C->comp);
-  free(C->start);
-  free(C->list);
-}
-
-/* The buffers of each cluster as CSR arrays.  0 or -1 (memory). */
-static int index_clusters(const fp_graph *g, clusters *C) {
-  int32_t nb = fp_graph_buffer_count(g);
-  C->start = calloc((size_t)C->count + 2, sizeof *C->start);
-  C->list = malloc(((size_t)nb + 1) * sizeof *C->list);
-  if (!C->start || !C->list)
-    return -1;
-  for (int32_t b = 0; b < nb; b++)
-    if (C->of[b] >= 0)
-      C->start[C->of[b] + 2]++;
-  for (int32_t c = 0; c < C->count; c++)
-    C->start[c + 2] += C->start[c + 1];
-  for (int32_t b = 0; b < nb; b++)
-    if (C->of[b] >= 0)
-      C->list[C->start[C->of[b] + 1]++] = b;
-  return 0;
-}
-
 /* One cluster graph under construction: whole-graph indices -> its own. */
 typedef struct cluster_build {
   const fp_graph *g;
-  const clusters *C;
+  const solver_clusters *C;
   int32_t c;
   int32_t *node_map; /* -1 between calls */
   int32_t *buf_map;  /* -1 between calls */
@@ -215,11 +80,11 @@ typedef struct cluster_build {
 /* Nodes one path search may visit; past it the search gives up on that
  * member (its paths are left out: the cluster graph only gets weaker,
  * never wrong). */
-#define PATH_VISIT_CAP 4096
+#define PATH_VISIT_CAP 65536
 
 /* N(S) of the cluster, ascending, into B->members. */
 static void collect_members(cluster_build *B) {
-  const clusters *C = B->C;
+  const solver_clusters *C = B->C;
   B->count = 0;
   for (int32_t i = C->start[B->c]; i < C->start[B->c + 1]; i++) {
     const fp_buffer *buf = fp_graph_buffer(B->g, C->list[i]);
@@ -603,18 +468,29 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
   return st;
 }
 
+/* The sum of the whole graph's per-buffer structural bounds over cluster
+ * c's buffers: a bound on its share that costs nothing to add up. */
+static uint64_t buffers_bound(const solver_clusters *C, int32_t c,
+                              const uint64_t *per_buffer) {
+  uint64_t s = 0;
+  for (int32_t i = C->start[c]; i < C->start[c + 1]; i++)
+    s += per_buffer[C->list[i]];
+  return s;
+}
+
 /* One partition into clusters of at most `size` nodes, each with its
- * traffic bound, into *part.  FP_OK or FP_ENOMEM. */
+ * traffic bound, into *part; per_buffer: fp_graph_buffer_traffic_bounds
+ * of g.  FP_OK or FP_ENOMEM. */
 static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
-                                  int32_t size, double deadline,
-                                  solver_partition *part, fp_error *err) {
-  clusters C = {0};
+                                  int32_t size, const uint64_t *per_buffer,
+                                  double deadline, solver_partition *part,
+                                  fp_error *err) {
+  solver_clusters C = {0};
   cluster_build B = {0};
   int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
   fp_status st = FP_OK;
   int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
                                        : fp_graph_max_fusion_size(g);
-  C.size = size;
   B.g = g;
   B.C = &C;
   B.node_map = malloc(((size_t)n + 1) * sizeof *B.node_map);
@@ -625,22 +501,26 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   if (B.seen)
     memset(B.seen, 0, ((size_t)n + 1) * sizeof *B.seen);
   if (!B.node_map || !B.buf_map || !B.members || !B.seen || !B.queue ||
-      make_clusters(g, &C) != 0 || index_clusters(g, &C) != 0 ||
+      solver_clusters_make(g, size, &C) != 0 ||
       !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto fail;
   }
   memset(B.node_map, 0xff, (size_t)n * sizeof *B.node_map);
   memset(B.buf_map, 0xff, (size_t)nb * sizeof *B.buf_map);
-  /* Past the deadline the clusters left keep lb 0 (traffic >= 0 holds):
-   * building them all costs a few ms each on large graphs. */
-  for (int32_t c = 0; st == FP_OK && c < C.count && fp_clock_now() < deadline;
-       c++) {
-    st = build_cluster(&B, c, k, err);
-    if (st == FP_OK)
-      st = cluster_bound(&B, prm, deadline, &part->lb[c], err);
-    fp_graph_destroy(B.sg);
-    B.sg = NULL;
+  /* Past the deadline the clusters left keep the sum of their buffers'
+   * structural bounds: building them all costs a few ms each on large
+   * graphs. */
+  for (int32_t c = 0; st == FP_OK && c < C.count; c++) {
+    uint64_t base = buffers_bound(&C, c, per_buffer), lb = 0;
+    if (fp_clock_now() < deadline) {
+      st = build_cluster(&B, c, k, err);
+      if (st == FP_OK)
+        st = cluster_bound(&B, prm, deadline, &lb, err);
+      fp_graph_destroy(B.sg);
+      B.sg = NULL;
+    }
+    part->lb[c] = lb > base ? lb : base;
     part->total += part->lb[c];
   }
   part->count = C.count;
@@ -657,7 +537,7 @@ fail:
   free(B.bfused);
   free(B.edge);
   free(B.order_buf);
-  free_clusters(&C);
+  solver_clusters_free(&C);
   return st;
 }
 
@@ -675,19 +555,23 @@ fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
   err = err ? err : &local;
   memset(cuts, 0, sizeof *cuts);
   double deadline = fp_clock_now() + time_s;
-  for (size_t i = 0; i < (size_t)n_sizes && fp_clock_now() < deadline &&
-                     !(prm->cancel && *prm->cancel);
+  uint64_t *per_buffer =
+      malloc(((size_t)fp_graph_buffer_count(g) + 1) * sizeof *per_buffer);
+  fp_status st = per_buffer ? fp_graph_buffer_traffic_bounds(g, per_buffer, err)
+                            : fp_error_set(err, FP_ENOMEM, "out of memory");
+  for (size_t i = 0;
+       st == FP_OK && i < (size_t)n_sizes && fp_clock_now() < deadline &&
+       !(prm->cancel && *prm->cancel);
        i++) {
     solver_partition *part = &cuts->part[cuts->n++];
-    fp_status st =
-        partition_bounds(g, prm, cluster_sizes[i], deadline, part, err);
-    if (st != FP_OK) {
-      solver_cuts_free(cuts);
-      return st;
-    }
+    st = partition_bounds(g, prm, cluster_sizes[i], per_buffer, deadline, part,
+                          err);
     cuts->best = part->total > cuts->best ? part->total : cuts->best;
   }
-  return FP_OK;
+  free(per_buffer);
+  if (st != FP_OK)
+    solver_cuts_free(cuts);
+  return st;
 }
 
 /* The bound of fp_lower_bound on graph g, ignoring prm's peak limit. */

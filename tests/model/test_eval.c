@@ -384,33 +384,40 @@ static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
   return live;
 }
 
+/* Traffic of buffer b at step t straight from the definition. */
+static uint64_t naive_buffer_traffic(const fp_graph *g, const fp_plan *p,
+                                     const int32_t *step, int32_t t,
+                                     int32_t b) {
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  uint64_t sum = 0, mx = 0;
+  bool read = false;
+  int32_t len;
+  const int32_t *grp = fp_plan_group(p, t, &len);
+  for (int32_t i = 0; i < len; i++) {
+    const fp_node *nd = fp_graph_node(g, grp[i]);
+    for (int32_t k = 0; k < nd->n_reads; k++)
+      if (nd->reads[k].buffer == b) {
+        read = true;
+        mx = nd->reads[k].bytes > mx ? nd->reads[k].bytes : mx;
+      }
+  }
+  if (read && !(buf->writer >= 0 && step[buf->writer] == t))
+    sum += mx;
+  if (buf->writer >= 0 && step[buf->writer] == t) {
+    bool outside = buf->output || buf->n_readers == 0;
+    for (int32_t i = 0; i < buf->n_readers; i++)
+      outside |= step[buf->readers[i]] != t;
+    sum += outside ? buf->bytes : 0;
+  }
+  return sum;
+}
+
 /* Traffic of step t straight from the definition. */
 static uint64_t naive_traffic(const fp_graph *g, const fp_plan *p,
                               const int32_t *step, int32_t t) {
   uint64_t sum = 0;
-  int32_t len;
-  const int32_t *grp = fp_plan_group(p, t, &len);
-  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
-    const fp_buffer *buf = fp_graph_buffer(g, b);
-    uint64_t mx = 0;
-    bool read = false;
-    for (int32_t i = 0; i < len; i++) {
-      const fp_node *nd = fp_graph_node(g, grp[i]);
-      for (int32_t k = 0; k < nd->n_reads; k++)
-        if (nd->reads[k].buffer == b) {
-          read = true;
-          mx = nd->reads[k].bytes > mx ? nd->reads[k].bytes : mx;
-        }
-    }
-    if (read && !(buf->writer >= 0 && step[buf->writer] == t))
-      sum += mx;
-    if (buf->writer >= 0 && step[buf->writer] == t) {
-      bool outside = buf->output || buf->n_readers == 0;
-      for (int32_t i = 0; i < buf->n_readers; i++)
-        outside |= step[buf->readers[i]] != t;
-      sum += outside ? buf->bytes : 0;
-    }
-  }
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    sum += naive_buffer_traffic(g, p, step, t, b);
   return sum;
 }
 
@@ -470,6 +477,38 @@ START_TEST(bounds_below_every_plan) {
 }
 END_TEST
 
+/* The per-buffer terms of the traffic bound add up to it, and each is at
+ * most its buffer's traffic in every legal plan (so any set of buffers
+ * gets a bound on its share: the clusters of solver/bound.c). */
+START_TEST(buffer_bounds_below_every_plan) {
+  tu_rng r = {(uint64_t)_i * 15485863u + 7};
+  fp_graph *g = random_graph(&r);
+  int32_t nb = fp_graph_buffer_count(g);
+  uint64_t per[MAXB], total = 0, whole; /* random_graph: at most MAXB */
+  ck_assert_int_eq(fp_graph_buffer_traffic_bounds(g, per, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_traffic_bound(g, &whole, NULL), FP_OK);
+  for (int32_t b = 0; b < nb; b++)
+    total += per[b];
+  ck_assert_uint_eq(total, whole);
+  for (int rep = 0; rep < 200; rep++) {
+    fp_plan *p = rep ? random_plan(g, &r) : fp_plan_create();
+    int32_t step[MAXN];
+    if (!rep)
+      fp_plan_make_eager(p, g, NULL);
+    if (naive_legal(g, p, step))
+      for (int32_t b = 0; b < nb; b++) {
+        uint64_t share = 0;
+        for (int32_t t = 0; t < fp_plan_group_count(p); t++)
+          share += naive_buffer_traffic(g, p, step, t, b);
+        ck_assert_msg(per[b] <= share, "seed %d buffer %d: %llu > %llu", _i, b,
+                      (unsigned long long)per[b], (unsigned long long)share);
+      }
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
 static Suite *eval_suite(void) {
   Suite *s = suite_create("model/eval");
   TCase *tc = tcase_create("hand");
@@ -486,6 +525,7 @@ static Suite *eval_suite(void) {
   tcase_set_timeout(prop, 120);
   tcase_add_loop_test(prop, matches_naive_evaluator, 0, 400);
   tcase_add_loop_test(prop, bounds_below_every_plan, 0, 100);
+  tcase_add_loop_test(prop, buffer_bounds_below_every_plan, 0, 100);
   suite_add_tcase(s, prop);
   return s;
 }
