@@ -6,6 +6,11 @@
  * with a work limit, and spliced back when the evaluator says the whole
  * plan got better.
  *
+ * Between passes of windows, single-node moves (moves.c) put a node into
+ * any group it shares a buffer with, however far apart: a late kernel
+ * that recomputes from a saved activation joins the early kernel that
+ * reads the same tensor (mixer_b16_224 forward), which no window holds.
+ *
  * Invariant: L->cur is a legal plan meeting the limits at every moment
  * (but inside gather_try, which holds the moved plan there for one window
  * and always puts back the plan before the move unless it is beaten),
@@ -22,6 +27,7 @@
 
 #include "model/util.h"
 #include "solver/ilp_internal.h"
+#include "solver/moves.h"
 #include "solver/solver_internal.h"
 #include "solver/window.h"
 
@@ -46,6 +52,10 @@
  * random offsets of the adaptive passes that follow. */
 #define SWEEP_PASSES 2
 #define SWEEP_NODES 8
+/* Share of the time limit one pass of single-node moves may take: each
+ * move costs one evaluation of the whole plan, and a 10,000-node graph
+ * has about a hundred thousand candidates. */
+#define MOVE_TIME_SHARE 0.05
 /* Effort levels: each doubles the time and branch-and-bound nodes a
  * window may take and widens the windows, so that time left over goes
  * where the bound says there is still something to gain instead of being
@@ -91,10 +101,15 @@ typedef struct lns {
   int64_t glpk_peak; /* most bytes GLPK's heap held, over all windows */
   double bound;      /* lower bound on the objective, valid for every plan */
   uint64_t rng;
-  bool sweeping; /* the opening sweep: fixed window size */
-  int32_t first; /* the last pass's first-window length */
-  bool second;   /* passes on the other figure, the objective held (the
-                    lexicographic second level) */
+  bool sweeping;      /* the opening sweep: fixed window size */
+  int32_t first;      /* the last pass's first-window length */
+  bool second;        /* passes on the other figure, the objective held (the
+                         lexicographic second level) */
+  solver_moves moves; /* candidate single-node moves, made on first use */
+  bool moves_made;
+  int64_t moves_clean; /* L->accepted when a whole pass of moves kept
+                          none (-1: never): no use trying again until
+                          some window changes the plan */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */
@@ -596,6 +611,35 @@ static fp_status gather_pass(lns *L, bool *improved, fp_error *err) {
   return st;
 }
 
+/* A pass of single-node moves (moves.c) within MOVE_TIME_SHARE of the
+ * time limit; *improved when one was kept.  FP_OK or FP_ENOMEM. */
+static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
+  *improved = false;
+  if (L->moves_made && L->moves_clean == L->accepted)
+    return FP_OK;
+  if (!L->moves_made && solver_moves_make(L->g, &L->moves) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  L->moves_made = true;
+  solver_move_state S = {L->g,    L->prm,    L->k,      L->eager_peak,
+                         &L->cur, &L->trial, &L->cur_m, L->step};
+  double cap = fp_clock_now() + MOVE_TIME_SHARE * L->prm->time_limit_s;
+  int32_t moved = 0;
+  bool whole = false;
+  fp_status st =
+      solver_move_pass(&S, &L->moves, cap < L->deadline ? cap : L->deadline,
+                       &moved, &whole, err);
+  if (moved == 0 && whole)
+    L->moves_clean = L->accepted;
+  if (moved > 0) {
+    *improved = true;
+    L->accepted += moved;
+    fp_error local;
+    fp_status r = refresh(L, st == FP_OK ? err : &local);
+    st = st == FP_OK ? r : st;
+  }
+  return st;
+}
+
 /* Fills the solver record of the plan returned. */
 static void record(lns *L, fp_plan *out) {
   fp_solver_info *si = fp_plan_solver(out);
@@ -633,6 +677,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->w_max = FP_AUTO_WINDOW_MAX;
   L->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
+  L->moves_clean = -1;
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
   if (st != FP_OK)
     return st;
@@ -667,6 +712,7 @@ static void lns_free(lns *L) {
   free(L->tl);
   free(L->step);
   sub_scratch_free(&L->scr);
+  solver_moves_free(&L->moves);
 }
 
 /* Raises the search's effort one level after idle passes: windows get
@@ -688,7 +734,10 @@ static bool raise_effort(lns *L) {
  * passes that hold the objective and lower the other figure (windows
  * are accepted only when solver_better says so). */
 static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
-  fp_status st = FP_OK;
+  /* Moves first: they cost evaluations, not ILPs, and reach what the
+   * sweep's small windows cannot. */
+  bool first_moves;
+  fp_status st = move_pass(L, &first_moves, err);
   L->sweeping = true;
   L->W = SWEEP_NODES;
   for (int i = 0; st == FP_OK && i < SWEEP_PASSES && !out_of_time(L) &&
@@ -702,7 +751,13 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   for (int idle = 0; st == FP_OK && !out_of_time(L) &&
                      fp_objective_value(prm, &L->cur_m) > L->bound;) {
     bool improved;
-    st = run_pass(L, &improved, err);
+    st = move_pass(L, &improved, err);
+    if (st == FP_OK && !out_of_time(L) &&
+        fp_objective_value(prm, &L->cur_m) > L->bound) {
+      bool windows;
+      st = run_pass(L, &windows, err);
+      improved |= windows;
+    }
     if (st == FP_OK && !improved && !out_of_time(L) &&
         fp_objective_value(prm, &L->cur_m) > L->bound)
       st = gather_pass(L, &improved, err);
@@ -715,9 +770,11 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   L->second = prm->objective != FP_OBJECTIVE_WEIGHTED;
   for (int idle = 0;
        st == FP_OK && L->second && idle < IDLE_PASSES && !out_of_time(L);) {
-    bool improved;
+    bool improved, moved = false;
     st = run_pass(L, &improved, err);
-    idle = improved ? 0 : idle + 1;
+    if (st == FP_OK && !improved && !out_of_time(L))
+      st = move_pass(L, &moved, err);
+    idle = improved || moved ? 0 : idle + 1;
   }
   return st;
 }

@@ -1,0 +1,283 @@
+/*
+ * moves.c -- single-node moves for auto's search (moves.h).
+ *
+ * A move takes node y out of its group G(y) and puts it into the group
+ * A of a node u it shares a buffer with; the merged group M = A + {y}
+ * runs either at A's step (y moves) or at y's step (A moves, after what
+ * is left of G(y)).  Every other group keeps its relative order, so the
+ * new plan is a legal order exactly when each edge between M and the
+ * rest still runs forwards: that is checked on the steps first, and the
+ * evaluator (fp_plan_eval_k) has the last word on legality and prices the
+ * move exactly.  A move is kept only when solver_better prefers it, so a
+ * pass never cycles.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/util.h"
+#include "solver/moves.h"
+#include "solver/solver_internal.h"
+
+/* Participants of one buffer (its writer and readers, extern nodes left
+ * out) paired with each other, at most this many: a weight read by
+ * hundreds of kernels would otherwise give quadratically many
+ * candidates.  Past it, the earliest and the latest readers are kept
+ * (a late kernel recomputing from a saved activation is among the
+ * last). */
+#define MOVES_PER_BUFFER 32
+
+typedef struct cand {
+  int32_t y, u;
+  uint64_t bytes;
+} cand;
+
+/* By node pair, the largest buffer first within a pair. */
+static int cmp_pair(const void *a, const void *b) {
+  const cand *x = a, *z = b;
+  if (x->y != z->y)
+    return x->y < z->y ? -1 : 1;
+  if (x->u != z->u)
+    return x->u < z->u ? -1 : 1;
+  return x->bytes > z->bytes ? -1 : x->bytes < z->bytes;
+}
+
+/* Largest buffer first, then by pair: the order the pass tries. */
+static int cmp_bytes(const void *a, const void *b) {
+  const cand *x = a, *z = b;
+  if (x->bytes != z->bytes)
+    return x->bytes > z->bytes ? -1 : 1;
+  if (x->y != z->y)
+    return x->y < z->y ? -1 : 1;
+  return (x->u > z->u) - (x->u < z->u);
+}
+
+/* The non-extern writer and readers of buffer b, at most
+ * MOVES_PER_BUFFER of them (the writer, then the first and the last
+ * readers), into P; returns how many. */
+static int32_t participants(const fp_graph *g, int32_t b, int32_t *P) {
+  const fp_buffer *buf = fp_graph_buffer(g, b);
+  int32_t n = 0, half = MOVES_PER_BUFFER / 2;
+  if (buf->writer >= 0 && fp_graph_node(g, buf->writer)->kind != FP_KIND_EXTERN)
+    P[n++] = buf->writer;
+  for (int32_t i = 0; i < buf->n_readers && n < MOVES_PER_BUFFER; i++) {
+    /* readers [half, n_readers - half) are skipped when there are more */
+    int32_t r =
+        buf->n_readers <= MOVES_PER_BUFFER - 1 || i < half
+            ? i
+            : buf->n_readers - (MOVES_PER_BUFFER - 1 - half) + (i - half);
+    if (r >= buf->n_readers)
+      break;
+    if (buf->readers[r] != buf->writer &&
+        fp_graph_node(g, buf->readers[r])->kind != FP_KIND_EXTERN)
+      P[n++] = buf->readers[r];
+  }
+  return n;
+}
+
+/* Every compatible ordered pair of every buffer's participants into *out
+ * (*n of them).  0, or -1 out of memory. */
+static int collect(const fp_graph *g, cand **out, size_t *n) {
+  int32_t P[MOVES_PER_BUFFER];
+  size_t cap = 0, k = 0;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    size_t m = (size_t)participants(g, b, P);
+    cap += m * (m > 0 ? m - 1 : 0);
+  }
+  cand *c = malloc((cap + 1) * sizeof *c);
+  if (!c)
+    return -1;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    int32_t m = participants(g, b, P);
+    for (int32_t i = 0; i < m; i++)
+      for (int32_t j = 0; j < m; j++)
+        if (i != j && fp_graph_compatible(g, P[i], P[j]))
+          c[k++] = (cand){P[i], P[j], fp_graph_buffer(g, b)->bytes};
+  }
+  *out = c;
+  *n = k;
+  return 0;
+}
+
+int solver_moves_make(const fp_graph *g, solver_moves *mv) {
+  cand *c = NULL;
+  size_t n = 0, k = 0;
+  memset(mv, 0, sizeof *mv);
+  if (collect(g, &c, &n) != 0)
+    return -1;
+  /* One entry per pair, with its largest shared buffer. */
+  qsort(c, n, sizeof *c, cmp_pair);
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || c[i].y != c[k - 1].y || c[i].u != c[k - 1].u)
+      c[k++] = c[i];
+  qsort(c, k, sizeof *c, cmp_bytes);
+  mv->node = malloc((k + 1) * sizeof *mv->node);
+  mv->target = malloc((k + 1) * sizeof *mv->target);
+  if (!mv->node || !mv->target) {
+    free(c);
+    solver_moves_free(mv);
+    return -1;
+  }
+  for (size_t i = 0; i < k; i++) {
+    mv->node[i] = c[i].y;
+    mv->target[i] = c[i].u;
+  }
+  mv->count = (int32_t)k;
+  free(c);
+  return 0;
+}
+
+void solver_moves_free(solver_moves *mv) {
+  free(mv->node);
+  free(mv->target);
+  memset(mv, 0, sizeof *mv);
+}
+
+/* A move: y joins the group at step ta; M runs at step ta, or at ty
+ * (y's step) after the rest of y's old group when at_y. */
+typedef struct move {
+  int32_t y, ty, ta;
+  bool at_y;
+} move;
+
+/* Position of node v in the moved plan, as 2 * step (+1 for M at y's
+ * step, which follows the rest of y's old group). */
+static int64_t position(const solver_move_state *S, const move *mv, int32_t v) {
+  int32_t s = S->step[v];
+  bool in_m = v == mv->y || s == mv->ta;
+  if (!in_m)
+    return 2 * (int64_t)s;
+  return mv->at_y ? 2 * (int64_t)mv->ty + 1 : 2 * (int64_t)mv->ta;
+}
+
+/* Whether every edge between node v of M and a node outside M runs
+ * forwards in the moved plan. */
+static bool edges_forward(const solver_move_state *S, const move *mv,
+                          int32_t v) {
+  const fp_graph *g = S->g;
+  const fp_node *nd = fp_graph_node(g, v);
+  int64_t pm = position(S, mv, v);
+  for (int32_t i = 0; i < nd->n_reads; i++) {
+    int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+    if (w >= 0 && w != v && position(S, mv, w) > pm)
+      return false;
+  }
+  for (int32_t i = 0; i < nd->n_writes; i++) {
+    const fp_buffer *b = fp_graph_buffer(g, nd->writes[i]);
+    for (int32_t r = 0; r < b->n_readers; r++)
+      if (b->readers[r] != v && position(S, mv, b->readers[r]) < pm)
+        return false;
+  }
+  return true;
+}
+
+/* Whether the move keeps every producer before its readers (nodes of M
+ * share a position, which fused groups allow). */
+static bool order_holds(const solver_move_state *S, const move *mv) {
+  int32_t len;
+  const int32_t *grp = fp_plan_group(*S->cur, mv->ta, &len);
+  if (!edges_forward(S, mv, mv->y))
+    return false;
+  for (int32_t i = 0; i < len; i++)
+    if (!edges_forward(S, mv, grp[i]))
+      return false;
+  return true;
+}
+
+/* Emits group t of p without node `skip` (-1: none), unless empty. */
+static fp_status emit_group(fp_plan *out, const fp_plan *p, int32_t t,
+                            int32_t skip, fp_error *err) {
+  int32_t len;
+  const int32_t *grp = fp_plan_group(p, t, &len);
+  if (len == 1 && grp[0] == skip)
+    return FP_OK;
+  fp_status st = fp_plan_open_group(out, err);
+  for (int32_t i = 0; st == FP_OK && i < len; i++)
+    if (grp[i] != skip)
+      st = fp_plan_append_node(out, grp[i], err);
+  return st;
+}
+
+/* The moved plan of *S->cur into out. */
+static fp_status build_move(const solver_move_state *S, const move *mv,
+                            fp_plan *out, fp_error *err) {
+  const fp_plan *p = *S->cur;
+  fp_status st = FP_OK;
+  fp_plan_clear(out);
+  for (int32_t t = 0; st == FP_OK && t < fp_plan_group_count(p); t++) {
+    bool merged_here = t == (mv->at_y ? mv->ty : mv->ta);
+    if (t == mv->ty)
+      st = emit_group(out, p, t, mv->y, err);
+    else if (t != mv->ta)
+      st = emit_group(out, p, t, -1, err);
+    if (st == FP_OK && merged_here) {
+      st = emit_group(out, p, mv->ta, -1, err);
+      if (st == FP_OK)
+        st = fp_plan_append_node(out, mv->y, err);
+    }
+  }
+  return st == FP_OK ? fp_plan_set_graph_name(out, fp_plan_graph_name(p), err)
+                     : st;
+}
+
+/* Node -> step of the current plan. */
+static void index_steps(solver_move_state *S) {
+  for (int32_t t = 0; t < fp_plan_group_count(*S->cur); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(*S->cur, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      S->step[grp[i]] = t;
+  }
+}
+
+/* Tries one move; *kept when it became the current plan.  FP_OK or
+ * FP_ENOMEM. */
+static fp_status try_move(solver_move_state *S, const move *mv, bool *kept,
+                          fp_error *err) {
+  fp_metrics m;
+  fp_error local;
+  *kept = false;
+  if (!order_holds(S, mv))
+    return FP_OK;
+  fp_status st = build_move(S, mv, *S->scratch, err);
+  if (st != FP_OK)
+    return st;
+  st = fp_plan_eval_k(S->g, *S->scratch, S->k, &m, NULL, &local);
+  if (st == FP_ENOMEM)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (st != FP_OK || !fp_meets_limits(S->prm, &m, S->eager_peak) ||
+      !solver_better(S->prm, &m, S->cur_m))
+    return FP_OK; /* illegal (compatibility, fusion size) or no better */
+  fp_plan *t = *S->cur;
+  *S->cur = *S->scratch;
+  *S->scratch = t;
+  *S->cur_m = m;
+  index_steps(S);
+  *kept = true;
+  return FP_OK;
+}
+
+fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
+                           double deadline, int32_t *moved, bool *whole,
+                           fp_error *err) {
+  fp_status st = FP_OK;
+  int32_t done = 0;
+  *moved = 0;
+  index_steps(S);
+  for (; st == FP_OK && done < mv->count; done++) {
+    if (fp_clock_now() > deadline || (S->prm->cancel && *S->prm->cancel))
+      break;
+    int32_t i = (mv->next + done) % mv->count;
+    int32_t y = mv->node[i], ta = S->step[mv->target[i]];
+    if (S->step[y] == ta)
+      continue;
+    bool kept = false;
+    for (int at_y = 0; st == FP_OK && !kept && at_y < 2; at_y++) {
+      move m = {y, S->step[y], ta, at_y != 0};
+      st = try_move(S, &m, &kept, err);
+    }
+    *moved += kept;
+  }
+  *whole = done == mv->count;
+  mv->next = mv->count ? (mv->next + done) % mv->count : 0;
+  return st;
+}

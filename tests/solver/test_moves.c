@@ -1,0 +1,253 @@
+/*
+ * test_moves.c -- single-node moves of auto's search (solver/moves.c):
+ * the candidates are every compatible pair of nodes sharing a buffer,
+ * once each; a pass keeps only legal plans within the limits that beat
+ * the plan before (random graphs, every objective, with and without a
+ * peak limit); a late reader of an early tensor joins the early group
+ * that reads it, exactly when that meets the peak limit; an expired
+ * deadline tries nothing and the next pass resumes there.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/generate.h"
+#include "model/util.h"
+#include "solver/moves.h"
+#include "solver/solver_internal.h"
+#include "tests/testutil.h"
+
+/* Whether (y, u) is listed. */
+static bool listed(const solver_moves *mv, int32_t y, int32_t u) {
+  for (int32_t i = 0; i < mv->count; i++)
+    if (mv->node[i] == y && mv->target[i] == u)
+      return true;
+  return false;
+}
+
+/* Every listed pair is compatible and listed once; every compatible pair
+ * of a buffer's writer and readers is listed when the buffer has few
+ * enough of them to be paired whole. */
+static void check_candidates(const fp_graph *g) {
+  solver_moves mv;
+  ck_assert_int_eq(solver_moves_make(g, &mv), 0);
+  for (int32_t i = 0; i < mv.count; i++) {
+    ck_assert_int_ne(mv.node[i], mv.target[i]);
+    ck_assert(fp_graph_compatible(g, mv.node[i], mv.target[i]));
+    for (int32_t j = 0; j < i; j++)
+      ck_assert(mv.node[j] != mv.node[i] || mv.target[j] != mv.target[i]);
+  }
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    if (buf->n_readers > 8)
+      continue;
+    for (int32_t i = -1; i < buf->n_readers; i++)
+      for (int32_t j = -1; j < buf->n_readers; j++) {
+        int32_t y = i < 0 ? buf->writer : buf->readers[i];
+        int32_t u = j < 0 ? buf->writer : buf->readers[j];
+        if (y >= 0 && u >= 0 && y != u && fp_graph_compatible(g, y, u))
+          ck_assert_msg(listed(&mv, y, u), "buffer %d: pair %d %d missing", b,
+                        y, u);
+      }
+  }
+  solver_moves_free(&mv);
+  solver_moves_free(&mv); /* twice is safe */
+}
+
+START_TEST(candidates_complete_and_unique) {
+  tu_rng r = {(uint64_t)_i * 7919 + 3};
+  fp_graph *g = tu_random_graph(&r, 3, 14);
+  check_candidates(g);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(candidates_of_generated_graphs) {
+  fp_graph *g =
+      tu_generated(_i % FP_GEN_FAMILY_COUNT_, 60 + 20 * _i, (uint64_t)_i + 1);
+  check_candidates(g);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* One pass from plan `start` on g under prm; the plan it leaves into
+ * *out (caller destroys), its figures into *m.  Returns the moves kept. */
+static int32_t run_pass(const fp_graph *g, const fp_ilp_params *prm,
+                        const fp_plan *start, fp_plan **out, fp_metrics *m) {
+  uint64_t eager_peak;
+  fp_error err;
+  ck_assert_int_eq(solver_eager_peak(g, &eager_peak, &err), FP_OK);
+  fp_plan *cur = fp_plan_create(), *scratch = fp_plan_create();
+  ck_assert_int_eq(fp_plan_copy(cur, start, &err), FP_OK);
+  *m = tu_eval(g, cur);
+  int32_t *step = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *step);
+  solver_moves mv;
+  ck_assert_int_eq(solver_moves_make(g, &mv), 0);
+  solver_move_state S = {
+      g, prm, fp_graph_max_fusion_size(g), eager_peak, &cur, &scratch, m, step};
+  int32_t moved = -1;
+  bool whole = false;
+  ck_assert_int_eq(solver_move_pass(&S, &mv, HUGE_VAL, &moved, &whole, &err),
+                   FP_OK);
+  ck_assert(whole);
+  /* the steps kept are the plan's */
+  int32_t *want = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *want);
+  tu_plan_steps(cur, want);
+  ck_assert(memcmp(want, step, (size_t)fp_graph_node_count(g) * sizeof *step) ==
+            0);
+  free(want);
+  free(step);
+  solver_moves_free(&mv);
+  fp_plan_destroy(scratch);
+  *out = cur;
+  return moved;
+}
+
+/* Legal, within the limits, the evaluator's figures, and better than the
+ * start exactly when something moved; on random graphs, every objective,
+ * with the eager-peak limit and without. */
+START_TEST(pass_keeps_legal_better_plans) {
+  static const fp_objective objs[] = {FP_OBJECTIVE_TRAFFIC, FP_OBJECTIVE_PEAK,
+                                      FP_OBJECTIVE_WEIGHTED};
+  tu_rng r = {(uint64_t)_i * 104729 + 11};
+  fp_graph *g = tu_random_graph(&r, 4, 12);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = objs[_i % 3];
+  prm.lambda = 0.5;
+  prm.peak_limit = _i % 2 ? 0 : FP_NO_LIMIT;
+  fp_plan *start = fp_plan_create(), *out = NULL;
+  fp_error err;
+  ck_assert_int_eq(fp_plan_make_eager(start, g, &err), FP_OK);
+  fp_metrics sm = tu_eval(g, start), m;
+  uint64_t eager_peak = sm.peak_bytes;
+  int32_t moved = run_pass(g, &prm, start, &out, &m);
+  fp_metrics check = tu_eval(g, out); /* fails the test when illegal */
+  ck_assert_uint_eq(check.traffic_bytes, m.traffic_bytes);
+  ck_assert_uint_eq(check.peak_bytes, m.peak_bytes);
+  ck_assert_int_eq(check.kernels, m.kernels);
+  ck_assert(fp_meets_limits(&prm, &m, eager_peak));
+  if (moved > 0)
+    ck_assert(solver_better(&prm, &m, &sm));
+  else
+    ck_assert_int_eq(fp_plan_group_count(out), fp_plan_group_count(start));
+  ck_assert(!solver_better(&prm, &sm, &m)); /* never worse */
+  fp_plan_destroy(start);
+  fp_plan_destroy(out);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* x (4000 bytes) is read by a, first, and by z, last, with two extern
+ * kernels between them: no window of neighbouring steps holds a and z,
+ * one move does.  z's output w is read by the last kernel e, so running
+ * z early keeps w live across b and c, next to the large t2. */
+static const char far_reader_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'far',"
+    " 'buffers': [{'name': 'x', 'bytes': 4000, 'input': true},"
+    "  {'name': 't1', 'bytes': 400}, {'name': 't2', 'bytes': 2000},"
+    "  {'name': 't3', 'bytes': 400}, {'name': 'w', 'bytes': 4000},"
+    "  {'name': 'y', 'bytes': 400}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'extern', 'reads': ['t1'], 'writes': ['t2']},"
+    "  {'name': 'c', 'kind': 'extern', 'reads': ['t2'], 'writes': ['t3']},"
+    "  {'name': 'z', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['w']},"
+    "  {'name': 'e', 'kind': 'extern', 'reads': ['t3', 'w'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['y']}";
+
+START_TEST(far_reader_joins_exactly_within_limit) {
+  fp_graph *g = tu_graph(far_reader_json);
+  fp_plan *start = tu_plan(g, "a | b | c | z | e");
+  fp_plan *moved = tu_plan(g, "a z | b | c | e");
+  fp_metrics sm = tu_eval(g, start), mm = tu_eval(g, moved), m;
+  ck_assert_uint_eq(mm.traffic_bytes, sm.traffic_bytes - 4000);
+  ck_assert_uint_gt(mm.peak_bytes, sm.peak_bytes); /* w lives longer */
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  fp_plan *out = NULL;
+  ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
+  ck_assert_uint_eq(m.traffic_bytes, mm.traffic_bytes);
+  int32_t step[5];
+  tu_plan_steps(out, step);
+  ck_assert_int_eq(step[fp_graph_find_node(g, "z")],
+                   step[fp_graph_find_node(g, "a")]);
+  fp_plan_destroy(out);
+  /* Under a limit the move exceeds, nothing moves; at its peak, it does. */
+  prm.peak_limit = mm.peak_bytes - 1;
+  ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 0);
+  ck_assert_uint_eq(m.traffic_bytes, sm.traffic_bytes);
+  fp_plan_destroy(out);
+  prm.peak_limit = mm.peak_bytes;
+  ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
+  fp_plan_destroy(out);
+  fp_plan_destroy(start);
+  fp_plan_destroy(moved);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A deadline already past tries nothing and leaves the next start where
+ * it was; a whole pass comes back to it. */
+START_TEST(deadline_and_resume) {
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 80, 3);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  uint64_t eager_peak;
+  fp_error err;
+  ck_assert_int_eq(solver_eager_peak(g, &eager_peak, &err), FP_OK);
+  fp_plan *cur = fp_plan_create(), *scratch = fp_plan_create();
+  ck_assert_int_eq(fp_plan_make_eager(cur, g, &err), FP_OK);
+  fp_metrics m = tu_eval(g, cur), before = m;
+  int32_t *step = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *step);
+  solver_moves mv;
+  ck_assert_int_eq(solver_moves_make(g, &mv), 0);
+  ck_assert_int_gt(mv.count, 2);
+  mv.next = 2;
+  solver_move_state S = {g,          &prm, fp_graph_max_fusion_size(g),
+                         eager_peak, &cur, &scratch,
+                         &m,         step};
+  int32_t moved = -1;
+  bool whole = true;
+  ck_assert_int_eq(
+      solver_move_pass(&S, &mv, fp_clock_now() - 1, &moved, &whole, &err),
+      FP_OK);
+  ck_assert_int_eq(moved, 0);
+  ck_assert(!whole);
+  ck_assert_int_eq(mv.next, 2);
+  ck_assert_uint_eq(m.traffic_bytes, before.traffic_bytes);
+  ck_assert_int_eq(solver_move_pass(&S, &mv, HUGE_VAL, &moved, &whole, &err),
+                   FP_OK);
+  ck_assert(whole);
+  ck_assert_int_eq(mv.next, 2);
+  ck_assert_int_gt(moved, 0); /* the eager plan of a transformer fuses */
+  ck_assert_uint_lt(m.traffic_bytes, before.traffic_bytes);
+  solver_moves_free(&mv);
+  free(step);
+  fp_plan_destroy(cur);
+  fp_plan_destroy(scratch);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("solver/moves");
+  TCase *tc = tcase_create("moves");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, candidates_complete_and_unique, 0, 200);
+  tcase_add_loop_test(tc, candidates_of_generated_graphs, 0, 8);
+  tcase_add_loop_test(tc, pass_keeps_legal_better_plans, 0, 300);
+  tcase_add_test(tc, far_reader_joins_exactly_within_limit);
+  tcase_add_test(tc, deadline_and_resume);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  return tu_run(suite());
+}
