@@ -10,6 +10,7 @@
 #ifndef FP_SOLVER_PARTITION_H
 #define FP_SOLVER_PARTITION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/graph.h"
@@ -25,9 +26,12 @@ typedef struct solver_clusters {
 
 /* Cuts g's buffers into clusters of at most `size` nodes N(S) (writers
  * and readers), into *C (free with solver_clusters_free, also after a
- * failure).  Clusters are numbered by their first buffer in program
- * order.  0, or -1 when out of memory. */
-int solver_clusters_make(const fp_graph *g, int32_t size, solver_clusters *C);
+ * failure): grown along fusible nodes, heaviest link first, then along
+ * program order; with `ordered`, along program order only (consecutive
+ * pieces of each connected component).  Clusters are numbered by their
+ * first buffer in program order.  0, or -1 when out of memory. */
+int solver_clusters_make(const fp_graph *g, int32_t size, bool ordered,
+                         solver_clusters *C);
 
 /* Frees what solver_clusters_make filled; safe on a zeroed struct. */
 void solver_clusters_free(solver_clusters *C);

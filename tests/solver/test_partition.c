@@ -2,7 +2,8 @@
  * test_partition.c -- the clusters of the decomposed traffic bound
  * (solver/partition.c): every buffer that carries traffic in exactly one
  * cluster, N(S) within the size, the CSR lists and counts consistent,
- * clusters numbered in program order, the same answer every time; and
+ * clusters numbered in program order, the same answer every time (both
+ * kinds: linked along fusible nodes and consecutive pieces); and
  * buffers far apart in program order but linked by a fusible node kept
  * together (what a cut into consecutive pieces loses).
  */
@@ -42,10 +43,10 @@ static int32_t members(const fp_graph *g, const solver_clusters *C, int32_t c) {
 }
 
 /* Checks every property the bound relies on for one graph and size. */
-static void check_partition(const fp_graph *g, int32_t size) {
+static void check_partition(const fp_graph *g, int32_t size, bool ordered) {
   solver_clusters C, D;
   int32_t nb = fp_graph_buffer_count(g);
-  ck_assert_int_eq(solver_clusters_make(g, size, &C), 0);
+  ck_assert_int_eq(solver_clusters_make(g, size, ordered, &C), 0);
   ck_assert_int_eq(C.start[0], 0);
   int32_t listed = 0, last_place = -1;
   for (int32_t b = 0; b < nb; b++) {
@@ -70,7 +71,7 @@ static void check_partition(const fp_graph *g, int32_t size) {
     ck_assert_int_ge(first, last_place); /* numbered in program order */
     last_place = first;
   }
-  ck_assert_int_eq(solver_clusters_make(g, size, &D), 0);
+  ck_assert_int_eq(solver_clusters_make(g, size, ordered, &D), 0);
   ck_assert_int_eq(D.count, C.count);
   ck_assert(memcmp(C.of, D.of, (size_t)nb * sizeof *C.of) == 0);
   solver_clusters_free(&C);
@@ -81,7 +82,8 @@ START_TEST(random_graphs_partitioned_properly) {
   tu_rng r = {(uint64_t)_i * 2654435761u + 3};
   fp_graph *g = tu_random_graph(&r, 1, 12);
   for (int32_t size = 1; size <= 8; size++)
-    check_partition(g, size);
+    for (int ordered = 0; ordered < 2; ordered++)
+      check_partition(g, size, ordered != 0);
   fp_graph_destroy(g);
 }
 END_TEST
@@ -90,7 +92,8 @@ START_TEST(generated_graphs_partitioned_properly) {
   fp_graph *g = tu_generated(_i % 4, 300, (uint64_t)_i / 4 + 1);
   static const int32_t sizes[] = {2, 8, 12, 24};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-    check_partition(g, sizes[i]);
+    for (int ordered = 0; ordered < 2; ordered++)
+      check_partition(g, sizes[i], ordered != 0);
   fp_graph_destroy(g);
 }
 END_TEST
@@ -130,7 +133,7 @@ START_TEST(buffers_linked_by_a_fusible_node_stay_together) {
            " 'writes': ['y']}], 'outputs': ['y']}");
   fp_graph *g = tu_graph(json);
   solver_clusters C;
-  ck_assert_int_eq(solver_clusters_make(g, 4, &C), 0);
+  ck_assert_int_eq(solver_clusters_make(g, 4, false, &C), 0);
   int32_t t = fp_graph_find_buffer(g, "t"), dt = fp_graph_find_buffer(g, "dt");
   ck_assert_int_eq(C.of[t], C.of[dt]);
   ck_assert_int_le(C.nodes[C.of[t]], 4);
