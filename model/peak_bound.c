@@ -437,6 +437,8 @@ typedef struct cut_work {
   const pb_work *W;
   const int32_t *grp; /* G's nodes */
   int32_t ng;
+  const int32_t *early; /* nodes forced at or before s (exclusions) */
+  int32_t n_early;
   int8_t *cls;     /* node -> CLS_* */
   int32_t *vid;    /* free node -> flow vertex */
   int64_t *a;      /* free node -> cost */
@@ -474,6 +476,15 @@ static void cut_classify(cut_work *C) {
         c = CLS_AFTER;
     }
     C->cls[v] = c;
+  }
+  /* A node forced at or before s brings its producers along (the nodes
+   * before s are closed under producers). */
+  for (int32_t i = 0; i < C->n_early; i++) {
+    int32_t y = C->early[i];
+    C->cls[y] = C->cls[y] == CLS_FREE ? CLS_BEFORE : C->cls[y];
+    for (int32_t v = 0; v < y; v++)
+      if (C->cls[v] == CLS_FREE && bit(W->anc, W->words, y, v))
+        C->cls[v] = CLS_BEFORE;
   }
 }
 
@@ -577,14 +588,17 @@ static int cut_closure(cut_work *C) {
 
 /* Resident bytes plus the least that is live at the step of G's group
  * over every placement of the other nodes: a bound on the peak of every
- * plan that puts G (a convex set of nodes) in one group.  FP_ENOMEM. */
+ * plan that puts G (a convex set of nodes) in one group and runs the
+ * n_early nodes early[] (none an ancestor or descendant of G) at or before
+ * that step.  FP_ENOMEM. */
 static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
-                                int32_t ng, uint64_t resident, uint64_t *out,
-                                double *work, fp_error *err) {
+                                int32_t ng, const int32_t *early,
+                                int32_t n_early, uint64_t resident,
+                                uint64_t *out, double *work, fp_error *err) {
   int32_t n = W->n, nb = fp_graph_buffer_count(W->g);
   cut_work C;
   memset(&C, 0, sizeof C);
-  C.W = W, C.grp = grp, C.ng = ng;
+  C.W = W, C.grp = grp, C.ng = ng, C.early = early, C.n_early = n_early;
   C.cls = malloc((size_t)n + 1);
   C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
   C.a = calloc((size_t)n + 1, sizeof *C.a);
@@ -659,7 +673,7 @@ static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
   fp_status st = FP_OK;
   for (int32_t i = 0; st == FP_OK && i < W->n && work < PB_CUT_BUDGET; i++) {
     uint64_t s;
-    st = step_cut_bound(W, &vals[i].node, 1, resident, &s, &work, err);
+    st = step_cut_bound(W, &vals[i].node, 1, NULL, 0, resident, &s, &work, err);
     *out = st == FP_OK && s > *out ? s : *out;
   }
   return st;
@@ -760,12 +774,25 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
  * of every plan that groups u with v.  When that exceeds the limit, no
  * plan within the limit groups them: declaring (u, v) unfusible keeps
  * every such plan legal, and a traffic bound of the restricted graph holds
- * for all of them (docs/cost-model.md, "Peak conflicts").  A restricted
- * graph has a stronger strict relation, so the scan repeats on it. */
+ * for all of them (docs/cost-model.md, "Peak conflicts").
+ *
+ * A second rule reaches pairs that are far apart.  Fix a node x and a node
+ * y that is neither x nor an ancestor or descendant of it.  The min cut at
+ * step(x) with y forced at or before that step (and its producers with
+ * it) bounds what is live there in every plan that runs y no later than
+ * x.  When that exceeds the limit, no plan within the limit does; and y
+ * grouped with x or an ancestor z of x runs at step(z) <= step(x).  So
+ * (y, z) is such a pair, for each such z that y shares a buffer with (the
+ * only partners through which y saves traffic).  A restricted graph has a
+ * stronger strict relation, so the scan repeats on it. */
 
 /* Rounds of the scan, and the bit work of one round, at most. */
 #define PC_MAX_ROUNDS 4
 #define PC_MAX_WORK 400000000.0
+/* The second rule: cut nodes x per round (highest live figure first), and
+ * its min-cut work per round. */
+#define PC_EARLY_CUTS 64
+#define PC_EARLY_BUDGET 20000000.0
 /* Buffers with more nodes than this contribute only writer-reader pairs
  * (the reader-reader pairs grow as the square). */
 #define PC_MAX_PAIR_NODES 24
@@ -790,6 +817,8 @@ typedef struct pc_scan {
   double work;   /* bit work spent */
   pc_list found; /* conflicting pairs, u < v */
   pc_list cand;  /* pairs for the min cut */
+  int32_t *mark; /* node -> the last gen it was seen in (second rule) */
+  int32_t gen;
 } pc_scan;
 
 /* Fills the live rows (the live sets, transposed).  0, or -1 out of
@@ -842,15 +871,9 @@ static uint64_t pc_group_bytes(pc_scan *P, int32_t u, int32_t v) {
   return sum;
 }
 
-/* Records the pair (u < v) in P->found, or in P->cand (with its union
- * figure) when that figure alone does not exceed the limit.  0, or -1 out
+/* Appends the pair (a, b) as (u < v) with its figure to L.  0, or -1 out
  * of memory. */
-static int pc_test(pc_scan *P, int32_t a, int32_t b) {
-  int32_t u = a < b ? a : b, v = a < b ? b : a;
-  if (!may_share(&P->W, u, v))
-    return 0;
-  uint64_t gb = pc_group_bytes(P, u, v);
-  pc_list *L = gb > P->limit ? &P->found : &P->cand;
+static int pc_push(pc_list *L, int32_t a, int32_t b, uint64_t bytes) {
   if (L->n == L->cap) {
     int32_t cap = L->cap ? 2 * L->cap : 64;
     pc_pair *p = realloc(L->p, (size_t)cap * sizeof *p);
@@ -859,9 +882,20 @@ static int pc_test(pc_scan *P, int32_t a, int32_t b) {
     L->p = p;
     L->cap = cap;
   }
-  pc_pair q = {u, v, gb};
+  pc_pair q = {a < b ? a : b, a < b ? b : a, bytes};
   L->p[L->n++] = q;
   return 0;
+}
+
+/* Records the pair in P->found, or in P->cand (with its union figure)
+ * when that figure alone does not exceed the limit.  0, or -1 out of
+ * memory. */
+static int pc_test(pc_scan *P, int32_t a, int32_t b) {
+  int32_t u = a < b ? a : b, v = a < b ? b : a;
+  if (!may_share(&P->W, u, v))
+    return 0;
+  uint64_t gb = pc_group_bytes(P, u, v);
+  return pc_push(gb > P->limit ? &P->found : &P->cand, u, v, gb);
 }
 
 /* Tests the pairs that share buffer b: the writer with each reader, and
@@ -905,7 +939,8 @@ static int pc_cut_candidates(pc_scan *P) {
       continue; /* the same pair through another buffer */
     int32_t grp[2] = {c->u, c->v};
     uint64_t gb;
-    if (step_cut_bound(&P->W, grp, 2, P->resident, &gb, &work, NULL) != FP_OK)
+    if (step_cut_bound(&P->W, grp, 2, NULL, 0, P->resident, &gb, &work, NULL) !=
+        FP_OK)
       return -1;
     if (gb > P->limit) {
       c->bytes = gb;
@@ -915,12 +950,103 @@ static int pc_cut_candidates(pc_scan *P) {
   return 0;
 }
 
+/* Whether y is neither x nor an ancestor or descendant of x. */
+static bool pc_free_of(const pb_work *W, int32_t x, int32_t y) {
+  return y != x && !bit(W->anc, W->words, x, y) &&
+         !bit(W->desc, W->words, x, y);
+}
+
+/* The pairs (y, z) of the second rule once y is known never to run at or
+ * before step(x): z is x or an ancestor of x, shares a buffer with y and
+ * may share its group.  With found == false only counts them.  The count,
+ * or -1 out of memory. */
+static int32_t pc_early_pairs(pc_scan *P, int32_t x, int32_t y, bool found,
+                              uint64_t bytes) {
+  const fp_graph *g = P->W.g;
+  const fp_node *nd = fp_graph_node(g, y);
+  int32_t gen = ++P->gen, count = 0;
+  for (int32_t a = 0; a < nd->n_reads + nd->n_writes; a++) {
+    int32_t b =
+        a < nd->n_reads ? nd->reads[a].buffer : nd->writes[a - nd->n_reads];
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    for (int32_t j = -1; j < buf->n_readers; j++) {
+      int32_t z = j < 0 ? buf->writer : buf->readers[j];
+      if (z < 0 || z == y || P->mark[z] == gen)
+        continue;
+      P->mark[z] = gen;
+      if ((z != x && !bit(P->W.anc, P->W.words, x, z)) ||
+          !may_share(&P->W, y, z))
+        continue;
+      count++;
+      if (found && pc_push(&P->found, y, z, bytes) != 0)
+        return -1;
+    }
+  }
+  return count;
+}
+
+/* The second rule at cut node x, over every y free of x that has pairs to
+ * gain, within the round's budget.  0, or -1 out of memory. */
+static int pc_early_at(pc_scan *P, int32_t x, double *work) {
+  for (int32_t y = 0; y < P->W.n && *work < PC_EARLY_BUDGET; y++) {
+    if (!pc_free_of(&P->W, x, y) || pc_early_pairs(P, x, y, false, 0) == 0)
+      continue;
+    uint64_t lb;
+    if (step_cut_bound(&P->W, &x, 1, &y, 1, P->resident, &lb, work, NULL) !=
+            FP_OK ||
+        (lb > P->limit && pc_early_pairs(P, x, y, true, lb) < 0))
+      return -1;
+  }
+  return 0;
+}
+
+static bool early_rule_on = true;
+
+void fp_peak_test_early_rule(int on) {
+  early_rule_on = on != 0;
+}
+
+/* The second rule at the PC_EARLY_CUTS nodes whose live rows hold the most
+ * bytes (where the limit is nearest), within PC_EARLY_BUDGET.  0, or -1
+ * out of memory. */
+static int pc_early_rule(pc_scan *P) {
+  int32_t n = P->W.n;
+  if (!early_rule_on)
+    return 0;
+  node_val *vals = malloc(((size_t)n + 1) * sizeof *vals);
+  P->mark = calloc((size_t)n + 1, sizeof *P->mark);
+  if (!vals || !P->mark) {
+    free(vals);
+    return -1;
+  }
+  for (int32_t x = 0; x < n; x++) {
+    const uint64_t *row = P->live + (size_t)x * P->bwords;
+    vals[x].node = x;
+    vals[x].val = P->resident;
+    for (size_t j = 0; j < P->bwords; j++)
+      for (uint64_t m = row[j]; m; m &= m - 1)
+        vals[x].val +=
+            fp_graph_buffer(P->W.g, (int32_t)(j * 64) + __builtin_ctzll(m))
+                ->bytes;
+  }
+  qsort(vals, (size_t)n, sizeof *vals, cmp_node_val);
+  double work = 0;
+  int rc = 0;
+  for (int32_t i = 0;
+       rc == 0 && i < n && i < PC_EARLY_CUTS && work < PC_EARLY_BUDGET; i++)
+    if (vals[i].val <= P->limit) /* else every plan is over the limit */
+      rc = pc_early_at(P, vals[i].node, &work);
+  free(vals);
+  return rc;
+}
+
 static void pc_free(pc_scan *P) {
   work_free(&P->W);
   free(P->live);
   free(P->acc);
   free(P->found.p);
   free(P->cand.p);
+  free(P->mark);
 }
 
 /* One round on graph g: the conflicting pairs into P->found.  FP_ENOMEM. */
@@ -939,9 +1065,11 @@ static fp_status pc_round(pc_scan *P, const fp_graph *g, int32_t k,
   pc_pair *p = st == FP_OK ? realloc(P->found.p, room * sizeof *p) : NULL;
   if (st == FP_OK && !p)
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
-  if (p)
+  if (p) {
     P->found.p = p;
-  if (st == FP_OK && pc_cut_candidates(P) != 0)
+    P->found.cap = (int32_t)room; /* pc_push may grow it further */
+  }
+  if (st == FP_OK && (pc_cut_candidates(P) != 0 || pc_early_rule(P) != 0))
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
   return st;
 }

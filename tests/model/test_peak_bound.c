@@ -87,7 +87,7 @@ static uint64_t eager_peak(const fp_graph *g) {
  * that fp_lower_bound computes under the limit never exceeds it. */
 START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
   tu_rng r = {0x2545f4914f6cdd1dull};
-  int restricted = 0;
+  int restricted = 0, early = 0; /* graphs the second rule adds pairs to */
   for (int i = 0; i < 600; i++) {
     fp_graph *g = tu_random_graph(&r, 2, 8);
     uint64_t lo = exhaustive_min_peak(g, 0), hi = eager_peak(g);
@@ -97,6 +97,14 @@ START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
     fp_error err;
     ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg, &pairs, &err), FP_OK);
     ck_assert(rg ? pairs > 0 : pairs == 0);
+    fp_graph *rg1 = NULL; /* the first rule alone */
+    int32_t pairs1 = -1;
+    fp_peak_test_early_rule(0);
+    ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg1, &pairs1, &err), FP_OK);
+    fp_peak_test_early_rule(1);
+    ck_assert_int_le(pairs1, pairs);
+    early += pairs > pairs1;
+    fp_graph_destroy(rg1);
     fp_metrics a, b;
     double lambda = (double)tu_below(&r, 4);
     for (int o = 0; rg && o < 2; o++) {
@@ -125,8 +133,68 @@ START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
   }
   /* the loop must see restricted graphs to test them */
   if (getenv("FP_TEST_SHOW_TIGHT"))
-    fprintf(stderr, "restricted %d of 600\n", restricted);
+    fprintf(stderr, "restricted %d of 600, by the second rule %d\n", restricted,
+            early);
   ck_assert_int_gt(restricted, 30);
+  ck_assert_int_gt(early, 10); /* 24 */
+}
+END_TEST
+
+/* y reads a, which w writes and z reads; x (extern), after z, writes a
+ * large t for x2.
+ * Grouping y with z (or w) saves a read of a but runs y early, so its
+ * large output o is live at step(x) beside t: over the eager peak.  No
+ * step of the group itself shows it, only the second rule (y forced at
+ * or before step(x)). */
+static const char far_reader_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'far',"
+    " 'buffers': [{'name': 'a', 'bytes': 8}, {'name': 'b', 'bytes': 8},"
+    "  {'name': 't', 'bytes': 1000}, {'name': 'c', 'bytes': 8},"
+    "  {'name': 'o', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'w', 'kind': 'pointwise', 'iter': [100, 1], 'reads': [],"
+    "   'writes': ['a']},"
+    "  {'name': 'z', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['a'],"
+    "   'writes': ['b']},"
+    "  {'name': 'x', 'kind': 'extern', 'reads': ['b'], 'writes': ['t']},"
+    "  {'name': 'x2', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['t'],"
+    "   'writes': ['c']},"
+    "  {'name': 'y', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['a'],"
+    "   'writes': ['o']}],"
+    " 'outputs': ['c', 'o']}";
+
+START_TEST(early_rule_keeps_a_far_reader_apart) {
+  fp_graph *g = tu_graph(far_reader_json), *rg = NULL;
+  uint64_t limit = eager_peak(g);
+  int32_t pairs = -1;
+  fp_error err;
+  fp_peak_test_early_rule(0); /* the first rule finds nothing here */
+  ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg, &pairs, &err), FP_OK);
+  fp_peak_test_early_rule(1);
+  ck_assert_ptr_null(rg);
+  ck_assert_int_eq(pairs, 0);
+  ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg, &pairs, &err), FP_OK);
+  ck_assert_ptr_nonnull(rg);
+  ck_assert(fp_graph_is_unfusible(rg, 1, 4));  /* z, y */
+  ck_assert(fp_graph_is_unfusible(rg, 0, 4));  /* w, y */
+  ck_assert(!fp_graph_is_unfusible(rg, 0, 1)); /* w, z: nothing against */
+  /* The traffic bound within the limit reaches the optimum there, above
+   * the least traffic of every plan. */
+  fp_metrics within, free_;
+  ck_assert_int_eq(
+      exhaustive_opt(g, FP_OBJECTIVE_TRAFFIC, 0, limit, 0, &within), FP_OK);
+  ck_assert_int_eq(
+      exhaustive_opt(g, FP_OBJECTIVE_TRAFFIC, 0, FP_NO_LIMIT, 0, &free_),
+      FP_OK);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = limit;
+  double lb;
+  ck_assert_int_eq(fp_lower_bound(g, &prm, 1.0, &lb, &err), FP_OK);
+  ck_assert_uint_lt(free_.traffic_bytes, within.traffic_bytes);
+  ck_assert_double_eq(lb, (double)within.traffic_bytes);
+  fp_graph_destroy(rg);
+  fp_graph_destroy(g);
 }
 END_TEST
 
@@ -269,6 +337,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, bound_never_exceeds_the_optimum);
   tcase_add_test(tc, restricted_graph_keeps_every_plan_within_the_limit);
+  tcase_add_test(tc, early_rule_keeps_a_far_reader_apart);
   tcase_add_test(tc, cut_rule_counts_buffers_live_across_an_extern);
   tcase_add_test(tc, first_and_last_step_rules);
   tcase_add_test(tc, freed_input_leaves_its_readers_outputs);
