@@ -437,14 +437,14 @@ typedef struct cut_work {
   const pb_work *W;
   const int32_t *grp; /* G's nodes */
   int32_t ng;
-  const int32_t *early; /* nodes forced at or before s (exclusions) */
-  int32_t n_early;
-  int8_t *cls;     /* node -> CLS_* */
-  int32_t *vid;    /* free node -> flow vertex */
-  int64_t *a;      /* free node -> cost */
-  int32_t *items;  /* readers of one reward item, scratch */
-  uint64_t fixed;  /* bytes live whatever the free nodes do */
-  int64_t rewards; /* sum of the reward items' profits */
+  int32_t forced;    /* a free node forced to one side (far pairs), or -1 */
+  int8_t forced_cls; /* CLS_BEFORE or CLS_AFTER */
+  int8_t *cls;       /* node -> CLS_* */
+  int32_t *vid;      /* free node -> flow vertex */
+  int64_t *a;        /* free node -> cost */
+  int32_t *items;    /* readers of one reward item, scratch */
+  uint64_t fixed;    /* bytes live whatever the free nodes do */
+  int64_t rewards;   /* sum of the reward items' profits */
   fp_flow *f;
   int32_t nv; /* flow vertices so far */
 } cut_work;
@@ -477,15 +477,16 @@ static void cut_classify(cut_work *C) {
     }
     C->cls[v] = c;
   }
-  /* A node forced at or before s brings its producers along (the nodes
-   * before s are closed under producers). */
-  for (int32_t i = 0; i < C->n_early; i++) {
-    int32_t y = C->early[i];
-    C->cls[y] = C->cls[y] == CLS_FREE ? CLS_BEFORE : C->cls[y];
-    for (int32_t v = 0; v < y; v++)
-      if (C->cls[v] == CLS_FREE && bit(W->anc, W->words, y, v))
-        C->cls[v] = CLS_BEFORE;
-  }
+  /* A node forced before s brings its producers along, one forced after
+   * its consumers (the nodes before s are closed under producers). */
+  int32_t y = C->forced;
+  if (y < 0 || C->cls[y] != CLS_FREE)
+    return;
+  C->cls[y] = C->forced_cls;
+  for (int32_t v = 0; v < W->n; v++)
+    if (C->cls[v] == CLS_FREE &&
+        bit(C->forced_cls == CLS_BEFORE ? W->anc : W->desc, W->words, y, v))
+      C->cls[v] = C->forced_cls;
 }
 
 /* Adds bytes to what writer w makes live: fixed when w is at or before s
@@ -586,19 +587,29 @@ static int cut_closure(cut_work *C) {
   return 0;
 }
 
+/* A node forced to one side of the step (far pairs): at or before it, or
+ * strictly after it; node -1 for none. */
+typedef struct cut_force {
+  int32_t node;
+  bool late;
+} cut_force;
+
+static const cut_force no_force = {-1, false};
+
 /* Resident bytes plus the least that is live at the step of G's group
  * over every placement of the other nodes: a bound on the peak of every
- * plan that puts G (a convex set of nodes) in one group and runs the
- * n_early nodes early[] (none an ancestor or descendant of G) at or before
- * that step.  FP_ENOMEM. */
+ * plan that puts G (a convex set of nodes) in one group and, when
+ * force.node is a node neither an ancestor nor a descendant of G, runs it
+ * at or before that step (strictly after it when force.late).
+ * FP_ENOMEM. */
 static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
-                                int32_t ng, const int32_t *early,
-                                int32_t n_early, uint64_t resident,
+                                int32_t ng, cut_force force, uint64_t resident,
                                 uint64_t *out, double *work, fp_error *err) {
   int32_t n = W->n, nb = fp_graph_buffer_count(W->g);
   cut_work C;
   memset(&C, 0, sizeof C);
-  C.W = W, C.grp = grp, C.ng = ng, C.early = early, C.n_early = n_early;
+  C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node;
+  C.forced_cls = force.late ? CLS_AFTER : CLS_BEFORE;
   C.cls = malloc((size_t)n + 1);
   C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
   C.a = calloc((size_t)n + 1, sizeof *C.a);
@@ -673,7 +684,8 @@ static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
   fp_status st = FP_OK;
   for (int32_t i = 0; st == FP_OK && i < W->n && work < PB_CUT_BUDGET; i++) {
     uint64_t s;
-    st = step_cut_bound(W, &vals[i].node, 1, NULL, 0, resident, &s, &work, err);
+    st =
+        step_cut_bound(W, &vals[i].node, 1, no_force, resident, &s, &work, err);
     *out = st == FP_OK && s > *out ? s : *out;
   }
   return st;
@@ -776,14 +788,17 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
  * every such plan legal, and a traffic bound of the restricted graph holds
  * for all of them (docs/cost-model.md, "Peak conflicts").
  *
- * A second rule reaches pairs that are far apart.  Fix a node x and a node
- * y that is neither x nor an ancestor or descendant of it.  The min cut at
- * step(x) with y forced at or before that step (and its producers with
- * it) bounds what is live there in every plan that runs y no later than
- * x.  When that exceeds the limit, no plan within the limit does; and y
- * grouped with x or an ancestor z of x runs at step(z) <= step(x).  So
- * (y, z) is such a pair, for each such z that y shares a buffer with (the
- * only partners through which y saves traffic).  A restricted graph has a
+ * A second rule reaches pairs that are far apart (far pairs).  Fix a
+ * node x and a node y that is neither x nor an ancestor or descendant of
+ * it.  The min cut at step(x) with y forced at or before that step (and
+ * its producers with it) bounds what is live there in every plan that
+ * runs y no later than x.  When that exceeds the limit, no plan within the
+ * limit does; and y grouped with x or an ancestor z of x runs at step(z)
+ * <= step(x).  So (y, z) is such a pair, for each such z that y shares a
+ * buffer with (the only partners through which y saves traffic).  The
+ * mirror: y forced strictly after step(x) (its consumers with it); over
+ * the limit, y always runs at or before x, and stays apart from every z
+ * that always runs after x.  A restricted graph has a
  * stronger strict relation, so the scan repeats on it. */
 
 /* Rounds of the scan, and the bit work of one round, at most. */
@@ -791,8 +806,8 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
 #define PC_MAX_WORK 400000000.0
 /* The second rule: cut nodes x per round (highest live figure first), and
  * its min-cut work per round. */
-#define PC_EARLY_CUTS 64
-#define PC_EARLY_BUDGET 20000000.0
+#define PC_FAR_CUTS 64
+#define PC_FAR_BUDGET 20000000.0
 /* Buffers with more nodes than this contribute only writer-reader pairs
  * (the reader-reader pairs grow as the square). */
 #define PC_MAX_PAIR_NODES 24
@@ -939,8 +954,8 @@ static int pc_cut_candidates(pc_scan *P) {
       continue; /* the same pair through another buffer */
     int32_t grp[2] = {c->u, c->v};
     uint64_t gb;
-    if (step_cut_bound(&P->W, grp, 2, NULL, 0, P->resident, &gb, &work, NULL) !=
-        FP_OK)
+    if (step_cut_bound(&P->W, grp, 2, no_force, P->resident, &gb, &work,
+                       NULL) != FP_OK)
       return -1;
     if (gb > P->limit) {
       c->bytes = gb;
@@ -956,12 +971,21 @@ static bool pc_free_of(const pb_work *W, int32_t x, int32_t y) {
          !bit(W->desc, W->words, x, y);
 }
 
-/* The pairs (y, z) of the second rule once y is known never to run at or
- * before step(x): z is x or an ancestor of x, shares a buffer with y and
- * may share its group.  With found == false only counts them.  The count,
- * or -1 out of memory. */
-static int32_t pc_early_pairs(pc_scan *P, int32_t x, int32_t y, bool found,
-                              uint64_t bytes) {
+/* Whether z is a partner of y at cut node x for the side of force: when
+ * y cannot run at or before step(x), z is x or an ancestor of x (grouped,
+ * y would run at step(z) <= step(x)); when y cannot run after it, z
+ * always runs after x (step(z) > step(x)). */
+static bool pc_partner(const pb_work *W, int32_t x, int32_t z, bool late) {
+  return late ? bit(W->strict, W->words, x, z)
+              : z == x || bit(W->anc, W->words, x, z);
+}
+
+/* The pairs (y, z) of the second rule once y is known never to run on
+ * the side of step(x) that late names: partners z (pc_partner) that share
+ * a buffer with y and may share its group.  With found == false only
+ * counts them.  The count, or -1 out of memory. */
+static int32_t pc_far_pairs(pc_scan *P, int32_t x, int32_t y, bool late,
+                            bool found, uint64_t bytes) {
   const fp_graph *g = P->W.g;
   const fp_node *nd = fp_graph_node(g, y);
   int32_t gen = ++P->gen, count = 0;
@@ -974,8 +998,7 @@ static int32_t pc_early_pairs(pc_scan *P, int32_t x, int32_t y, bool found,
       if (z < 0 || z == y || P->mark[z] == gen)
         continue;
       P->mark[z] = gen;
-      if ((z != x && !bit(P->W.anc, P->W.words, x, z)) ||
-          !may_share(&P->W, y, z))
+      if (!pc_partner(&P->W, x, z, late) || !may_share(&P->W, y, z))
         continue;
       count++;
       if (found && pc_push(&P->found, y, z, bytes) != 0)
@@ -986,32 +1009,36 @@ static int32_t pc_early_pairs(pc_scan *P, int32_t x, int32_t y, bool found,
 }
 
 /* The second rule at cut node x, over every y free of x that has pairs to
- * gain, within the round's budget.  0, or -1 out of memory. */
-static int pc_early_at(pc_scan *P, int32_t x, double *work) {
-  for (int32_t y = 0; y < P->W.n && *work < PC_EARLY_BUDGET; y++) {
-    if (!pc_free_of(&P->W, x, y) || pc_early_pairs(P, x, y, false, 0) == 0)
-      continue;
-    uint64_t lb;
-    if (step_cut_bound(&P->W, &x, 1, &y, 1, P->resident, &lb, work, NULL) !=
-            FP_OK ||
-        (lb > P->limit && pc_early_pairs(P, x, y, true, lb) < 0))
-      return -1;
-  }
+ * gain, forced to either side, within the round's budget.  0, or -1 out
+ * of memory. */
+static int pc_far_at(pc_scan *P, int32_t x, double *work) {
+  for (int32_t y = 0; y < P->W.n && *work < PC_FAR_BUDGET; y++)
+    for (int side = 0; side < 2 && pc_free_of(&P->W, x, y); side++) {
+      bool late = side == 1;
+      if (pc_far_pairs(P, x, y, late, false, 0) == 0)
+        continue;
+      cut_force f = {y, late};
+      uint64_t lb;
+      if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
+              FP_OK ||
+          (lb > P->limit && pc_far_pairs(P, x, y, late, true, lb) < 0))
+        return -1;
+    }
   return 0;
 }
 
-static bool early_rule_on = true;
+static bool far_rule_on = true;
 
-void fp_peak_test_early_rule(int on) {
-  early_rule_on = on != 0;
+void fp_peak_test_far_rule(int on) {
+  far_rule_on = on != 0;
 }
 
-/* The second rule at the PC_EARLY_CUTS nodes whose live rows hold the most
- * bytes (where the limit is nearest), within PC_EARLY_BUDGET.  0, or -1
+/* The second rule at the PC_FAR_CUTS nodes whose live rows hold the most
+ * bytes (where the limit is nearest), within PC_FAR_BUDGET.  0, or -1
  * out of memory. */
-static int pc_early_rule(pc_scan *P) {
+static int pc_far_rule(pc_scan *P) {
   int32_t n = P->W.n;
-  if (!early_rule_on)
+  if (!far_rule_on)
     return 0;
   node_val *vals = malloc(((size_t)n + 1) * sizeof *vals);
   P->mark = calloc((size_t)n + 1, sizeof *P->mark);
@@ -1033,9 +1060,9 @@ static int pc_early_rule(pc_scan *P) {
   double work = 0;
   int rc = 0;
   for (int32_t i = 0;
-       rc == 0 && i < n && i < PC_EARLY_CUTS && work < PC_EARLY_BUDGET; i++)
+       rc == 0 && i < n && i < PC_FAR_CUTS && work < PC_FAR_BUDGET; i++)
     if (vals[i].val <= P->limit) /* else every plan is over the limit */
-      rc = pc_early_at(P, vals[i].node, &work);
+      rc = pc_far_at(P, vals[i].node, &work);
   free(vals);
   return rc;
 }
@@ -1069,7 +1096,7 @@ static fp_status pc_round(pc_scan *P, const fp_graph *g, int32_t k,
     P->found.p = p;
     P->found.cap = (int32_t)room; /* pc_push may grow it further */
   }
-  if (st == FP_OK && (pc_cut_candidates(P) != 0 || pc_early_rule(P) != 0))
+  if (st == FP_OK && (pc_cut_candidates(P) != 0 || pc_far_rule(P) != 0))
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
   return st;
 }

@@ -33,9 +33,10 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
                            uint64_t limit, fp_graph **out, int32_t *n_pairs,
                            fp_error *err);
 
-/* Test hook: on == 0 turns fp_peak_restrict's second rule (a node forced
- * early, peak_bound.c) off from now on, on != 0 back on.  For the unit
+/* Test hook: on == 0 turns fp_peak_restrict's second rule (far pairs: a
+ * node forced to one side of a step, peak_bound.c) off from now on,
+ * on != 0 back on.  For the unit
  * tests only (they show the rule adds pairs); not thread-safe. */
-void fp_peak_test_early_rule(int on);
+void fp_peak_test_far_rule(int on);
 
 #endif /* FP_PEAK_BOUND_H */
