@@ -858,6 +858,16 @@ static int pc_live_rows(pc_scan *P) {
   return 0;
 }
 
+/* The bytes of the buffers whose bits are set in row (P->bwords words). */
+static uint64_t pc_row_bytes(const pc_scan *P, const uint64_t *row) {
+  uint64_t sum = 0;
+  for (size_t j = 0; j < P->bwords; j++)
+    for (uint64_t m = row[j]; m; m &= m - 1)
+      sum += fp_graph_buffer(P->W.g, (int32_t)(j * 64) + __builtin_ctzll(m))
+                 ->bytes;
+  return sum;
+}
+
 /* Resident bytes plus the union of the live rows of u, v (u < v) and the
  * nodes between them: a bound on the peak of every plan grouping u, v. */
 static uint64_t pc_group_bytes(pc_scan *P, int32_t u, int32_t v) {
@@ -877,13 +887,8 @@ static uint64_t pc_group_bytes(pc_scan *P, int32_t u, int32_t v) {
     }
     P->work += (double)(v - u);
   }
-  uint64_t sum = P->resident;
-  for (size_t j = 0; j < P->bwords; j++)
-    for (uint64_t m = P->acc[j]; m; m &= m - 1)
-      sum +=
-          fp_graph_buffer(W->g, (int32_t)(j * 64) + __builtin_ctzll(m))->bytes;
   P->work += (double)P->bwords;
-  return sum;
+  return P->resident + pc_row_bytes(P, P->acc);
 }
 
 /* Appends the pair (a, b) as (u < v) with its figure to L.  0, or -1 out
@@ -1049,12 +1054,7 @@ static int pc_far_rule(pc_scan *P) {
   for (int32_t x = 0; x < n; x++) {
     const uint64_t *row = P->live + (size_t)x * P->bwords;
     vals[x].node = x;
-    vals[x].val = P->resident;
-    for (size_t j = 0; j < P->bwords; j++)
-      for (uint64_t m = row[j]; m; m &= m - 1)
-        vals[x].val +=
-            fp_graph_buffer(P->W.g, (int32_t)(j * 64) + __builtin_ctzll(m))
-                ->bytes;
+    vals[x].val = P->resident + pc_row_bytes(P, row);
   }
   qsort(vals, (size_t)n, sizeof *vals, cmp_node_val);
   double work = 0;
