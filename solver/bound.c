@@ -12,15 +12,17 @@
  * zero bytes (so the dependency order among them is kept, at no cost).
  * Its traffic is exactly S's share.  Hence min over cluster-graph plans
  * <= S's share in every plan, and summing over the clusters gives a
- * bound on the whole plan's traffic.  Each cluster's minimum is bounded
- * from below by a small exact ILP (its MIP bound, or its optimum) or, when
- * there is no time for it, by the structural bound of fp_graph_bounds,
- * which also sums over buffers.
+ * bound on the whole plan's traffic.  Each cluster's minimum is found
+ * exactly by the search of least_traffic.c, or, when that runs out of
+ * budget, bounded from below by a small exact ILP (its MIP bound, or its
+ * optimum), or, when there is no time for either, by the structural bound
+ * of fp_graph_bounds, which also sums over buffers.
  *
  * The cluster ILPs are built here (ilp_model.c, without cluster rows) and
  * run through the MIP core (mip.c), never through fp_ilp_solve: ilp.c
  * calls this file for its cluster cuts, so calling back would be a
- * circle.  Calls: ilp_model.c, mip.c, window.c, services.c, params.c.
+ * circle.  Calls: least_traffic.c, ilp_model.c, mip.c, window.c,
+ * services.c, params.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 #include "model/peak_bound.h"
 #include "model/util.h"
 #include "solver/ilp_internal.h"
+#include "solver/least_traffic.h"
 #include "solver/mip.h"
 #include "solver/partition.h"
 #include "solver/solver_internal.h"
@@ -37,23 +40,28 @@
 #include "solver/window.h"
 
 /* Cluster sizes (nodes of N(S)) tried in turn, each a full partition of
- * the buffers; the best sum is the bound.  Small clusters are solved to
- * optimality in milliseconds and already give most of the bound (on a
- * 200-node transformer: 1.148e9 at 8 nodes in 0.11 s, 1.167e9 at 12 in
- * 0.2 s, 1.139e9 at 24 in 8 s, where more clusters stop at the node
- * limit); larger ones see more interactions when they are solved. */
+ * the buffers; the best sum is the bound.  Each cluster's least traffic
+ * is found exactly by the search of least_traffic.c, which takes
+ * milliseconds up to 16 nodes and about a second for the hardest
+ * 24-node clusters of a generated random DAG (3,000 nodes: 325 clusters,
+ * 2.2e8 groups in all, 6.4 s); larger clusters see more of the
+ * interactions between buffers (generated random 3,000 nodes: 1.5202e9
+ * at 8 nodes, 1.5245e9 at 12, 1.5308e9 at 16, 1.5328e9 at 20, 1.5350e9 at
+ * 24), so the cheap sizes come first and the deadline cuts the dear
+ * ones. */
 typedef struct partition_kind {
   int32_t size;
   bool ordered; /* consecutive pieces (partition.h) */
 } partition_kind;
-/* Then two partitions into consecutive pieces, which bound more on some
- * small graphs (a 36-node transformer: its optimum at 12 nodes, against
- * 6 KB less for every linked size); they come last, so that on large
- * graphs, where the deadline stops the partitions, the linked ones run. */
+/* Partitions into consecutive pieces bound more on some small graphs (a
+ * 36-node transformer: its optimum at 12 nodes, against 6 KB less for
+ * every linked size). */
 static const partition_kind default_kinds[SOLVER_MAX_PARTITIONS] = {
-    {8, false}, {12, false}, {16, false}, {24, false}, {12, true}, {16, true}};
+    {8, false}, {12, false}, {16, false}, {12, true},
+    {16, true}, {20, false}, {24, false}};
 static partition_kind kinds[SOLVER_MAX_PARTITIONS] = {
-    {8, false}, {12, false}, {16, false}, {24, false}, {12, true}, {16, true}};
+    {8, false}, {12, false}, {16, false}, {12, true},
+    {16, true}, {20, false}, {24, false}};
 static int n_kinds = SOLVER_MAX_PARTITIONS;
 
 void solver_test_cluster_sizes(const int32_t *sizes, int n) {
@@ -61,10 +69,22 @@ void solver_test_cluster_sizes(const int32_t *sizes, int n) {
   for (int i = 0; i < n_kinds; i++)
     kinds[i] = n > 0 ? (partition_kind){sizes[i], false} : default_kinds[i];
 }
-/* Branch-and-bound nodes per cluster ILP. */
+static bool cluster_search = true;
+
+void solver_test_cluster_search(int on) {
+  cluster_search = on != 0;
+}
+
+/* Groups the exact search of a cluster may examine (least_traffic.h);
+ * about 0.6 s on this project's machine.  Every 24-node cluster of the
+ * generated random 3,000-node graph needs at most 1.95e7. */
+#define CLUSTER_SEARCH_BUDGET 30000000
+/* Branch-and-bound nodes per cluster ILP, which runs only when the exact
+ * search ran out of budget. */
 #define CLUSTER_NODE_LIMIT 50
-/* Wall-clock cap per cluster ILP, seconds. */
-#define CLUSTER_TIME 1.0
+/* Wall-clock cap per cluster, seconds: the exact search, then the ILP
+ * in what is left. */
+#define CLUSTER_TIME 2.0
 
 /* One cluster graph under construction: whole-graph indices -> its own. */
 typedef struct cluster_build {
@@ -460,19 +480,32 @@ fail:
   return st;
 }
 
-/* A lower bound on the traffic share of cluster c: the cluster ILP's
- * bound when there is time and the cluster is small, else the structural
- * bound. */
+/* A lower bound on the traffic share of cluster c, when there is time
+ * and the cluster is small: its least traffic, from the exact search
+ * (least_traffic.h), or when that runs out of budget the cluster ILP's
+ * bound in the time left of the cluster's CLUSTER_TIME; else the
+ * structural bound. */
 static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
                                double deadline, uint64_t *lb, fp_error *err) {
   fp_status st = fp_graph_traffic_bound(B->sg, lb, err);
-  double left = deadline - fp_clock_now();
-  if (st != FP_OK || B->count > B->C->size || left < 0.02 ||
+  double now = fp_clock_now();
+  if (st != FP_OK || B->count > B->C->size || deadline - now < 0.02 ||
       (prm->cancel && *prm->cancel))
     return st;
-  double b;
-  st = cluster_ilp(B->sg, prm->cancel,
-                   left < CLUSTER_TIME ? left : CLUSTER_TIME, &b, err);
+  double end = now + CLUSTER_TIME < deadline ? now + CLUSTER_TIME : deadline;
+  solver_lt_result exact = {false, 0, 0};
+  if (cluster_search)
+    st = solver_least_traffic(B->sg, fp_graph_max_fusion_size(B->sg),
+                              CLUSTER_SEARCH_BUDGET, end, prm->cancel, NULL,
+                              &exact, err);
+  if (st != FP_OK || exact.solved) {
+    *lb = exact.solved && exact.traffic > *lb ? exact.traffic : *lb;
+    return st;
+  }
+  double b, left = end - fp_clock_now();
+  if (left < 0.02)
+    return FP_OK;
+  st = cluster_ilp(B->sg, prm->cancel, left, &b, err);
   if (st == FP_OK && b > (double)*lb)
     *lb = (uint64_t)b; /* integral already (rounded up by ilp_bound_value) */
   return st;

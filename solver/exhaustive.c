@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "model/util.h"
+#include "solver/least_traffic.h"
 #include "solver/solver.h"
 
 #define MAXN FP_EXHAUSTIVE_MAX_NODES
@@ -57,12 +58,7 @@ typedef struct exh_graph {
   const fp_graph *g;
   int32_t n, nb, k;
   uint32_t all;          /* mask of every node */
-  uint32_t pred[MAXN];   /* writers of the buffers node v reads */
-  uint32_t compat[MAXN]; /* nodes that may share a group with v */
-  uint32_t *readers;     /* per buffer: mask of its readers */
-  uint64_t *stamp;       /* per buffer: the last group that read it */
-  uint64_t *cur;         /* per buffer: bytes counted in that group */
-  uint64_t stamp_id;
+  solver_node_sets sets; /* pred, compat, readers, group traffic */
   uint64_t resident;
 } exh_graph;
 
@@ -94,9 +90,7 @@ static int32_t popcount(uint32_t s) {
 /* ---- the graph --------------------------------------------------------- */
 
 static void exh_graph_free(exh_graph *X) {
-  free(X->readers);
-  free(X->stamp);
-  free(X->cur);
+  solver_node_sets_free(&X->sets);
 }
 
 /* Fills X for a finalized graph of at most MAXN nodes with fusion limit k
@@ -109,31 +103,7 @@ static int exh_graph_init(exh_graph *X, const fp_graph *g, int32_t k) {
   X->k = k;
   X->all = X->n ? (uint32_t)((1u << X->n) - 1) : 0;
   X->resident = fp_graph_resident_bytes(g);
-  size_t nb = (size_t)X->nb + 1;
-  X->readers = calloc(nb, sizeof *X->readers);
-  X->stamp = calloc(nb, sizeof *X->stamp);
-  X->cur = calloc(nb, sizeof *X->cur);
-  if (!X->readers || !X->stamp || !X->cur) {
-    exh_graph_free(X);
-    return -1;
-  }
-  for (int32_t b = 0; b < X->nb; b++) {
-    const fp_buffer *buf = fp_graph_buffer(g, b);
-    for (int32_t i = 0; i < buf->n_readers; i++)
-      X->readers[b] |= 1u << buf->readers[i];
-  }
-  for (int32_t v = 0; v < X->n; v++) {
-    const fp_node *nd = fp_graph_node(g, v);
-    for (int32_t i = 0; i < nd->n_reads; i++) {
-      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
-      if (w >= 0)
-        X->pred[v] |= 1u << w;
-    }
-    for (int32_t u = 0; u < X->n; u++)
-      if (u != v && fp_graph_compatible(g, u, v))
-        X->compat[v] |= 1u << u;
-  }
-  return 0;
+  return solver_node_sets_init(&X->sets, g);
 }
 
 /* Whether s (a non-empty subset of the unscheduled nodes u) may run as the
@@ -146,43 +116,10 @@ static bool legal_step(const exh_graph *X, uint32_t s, uint32_t u) {
     uint32_t bit = 1u << v;
     if (!(s & bit))
       continue;
-    if ((X->pred[v] & u & ~s) || (s & ~bit & ~X->compat[v]))
+    if ((X->sets.pred[v] & u & ~s) || (s & ~bit & ~X->sets.compat[v]))
       return false;
   }
   return true;
-}
-
-/* Traffic of running s as one group: each buffer it reads and does not
- * produce once, at the largest per-read bytes, plus every buffer it
- * writes that is an output, unread, or read outside s. */
-static uint64_t step_traffic(exh_graph *X, uint32_t s) {
-  uint64_t sum = 0, id = ++X->stamp_id;
-  for (int32_t v = 0; v < X->n; v++) {
-    if (!(s & (1u << v)))
-      continue;
-    const fp_node *nd = fp_graph_node(X->g, v);
-    for (int32_t i = 0; i < nd->n_reads; i++) {
-      int32_t b = nd->reads[i].buffer, w = fp_graph_buffer(X->g, b)->writer;
-      uint64_t bytes = nd->reads[i].bytes;
-      if (w >= 0 && (s & (1u << w)))
-        continue;
-      if (X->stamp[b] != id) {
-        X->stamp[b] = id;
-        X->cur[b] = bytes;
-        sum += bytes;
-      } else if (bytes > X->cur[b]) {
-        sum += bytes - X->cur[b];
-        X->cur[b] = bytes;
-      }
-    }
-    for (int32_t i = 0; i < nd->n_writes; i++) {
-      const fp_buffer *buf = fp_graph_buffer(X->g, nd->writes[i]);
-      uint32_t rd = X->readers[nd->writes[i]];
-      if (buf->output || !rd || (rd & ~s))
-        sum += buf->bytes;
-    }
-  }
-  return sum;
 }
 
 /* live(t) of the step that runs s after the nodes in `done`. */
@@ -190,7 +127,7 @@ static uint64_t step_live(const exh_graph *X, uint32_t done, uint32_t s) {
   uint64_t live = X->resident;
   for (int32_t b = 0; b < X->nb; b++) {
     const fp_buffer *buf = fp_graph_buffer(X->g, b);
-    uint32_t rd = X->readers[b];
+    uint64_t rd = X->sets.readers[b];
     if (buf->input) {
       if (buf->freeable && !buf->output && (rd & ~done))
         live += buf->bytes;
@@ -333,7 +270,7 @@ static void visit(search *S, uint32_t done, uint64_t traffic, uint64_t peak) {
   for (uint32_t s = u; s && S->st == FP_OK; s = (s - 1) & u) {
     if (!legal_step(X, s, u))
       continue;
-    uint64_t t2 = traffic + step_traffic(X, s);
+    uint64_t t2 = traffic + solver_group_traffic(&X->sets, s);
     uint64_t live = step_live(X, done, s);
     uint64_t p2 = live > peak ? live : peak;
     if (hopeless(S, t2, p2))

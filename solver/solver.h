@@ -164,9 +164,9 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
  * prm's peak limit, in the objective's units (bytes for traffic and
  * peak): the structural bounds of fp_graph_bounds, strengthened per
  * buffer by the paths that keep a reader out of its writer's group and by
- * the cluster ILPs (docs/solver.md), on the graph with the pairs that the
- * limit forbids declared unfusible (fp_peak_restrict).  Spends no more
- * than `time_s` seconds (0: structural only).  FP_ENOMEM. */
+ * the exact least traffic of clusters (docs/solver.md), on the graph with the
+ * pairs that the limit forbids declared unfusible (fp_peak_restrict).  Spends
+ * no more than `time_s` seconds (0: structural only).  FP_ENOMEM. */
 fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
                          double time_s, double *bound, fp_error *err);
 

@@ -53,7 +53,7 @@ typedef struct solver_partition {
   uint64_t total; /* sum of lb: a lower bound on the traffic */
 } solver_partition;
 
-#define SOLVER_MAX_PARTITIONS 6
+#define SOLVER_MAX_PARTITIONS 7
 
 /* The partitions bound.c had time for, and the best total. */
 typedef struct solver_cuts {
@@ -62,8 +62,8 @@ typedef struct solver_cuts {
   uint64_t best;
 } solver_cuts;
 
-/* Computes partitions (cluster sizes 8, 12, 16, 24 linked along fusible
- * nodes, then 12 and 16 in consecutive pieces, in turn) within
+/* Computes partitions (cluster sizes 8, 12, 16 linked along fusible
+ * nodes, 12 and 16 in consecutive pieces, then 20 and 24 linked) within
  * time_s seconds.  Every cluster's bound holds for every legal plan, so
  * "the cluster's traffic terms >= lb" is a valid cut for the ILP.  Fills
  * *cuts (free with solver_cuts_free); FP_ENOMEM. */

@@ -14,10 +14,16 @@
 void solver_test_inject_fault(int on);
 
 /* The cluster sizes fp_lower_bound's partitions use, from now on:
- * `sizes` (n of them, 1..4, each >= 1), or the defaults when n == 0.
+ * `sizes` (n of them, 1..7, each >= 1), or the defaults when n == 0.
  * Small clusters make most paths between a cluster's nodes run through
  * the rest of the graph, which is what the tests of those paths need.
  * Not thread-safe; cannot fail. */
 void solver_test_cluster_sizes(const int32_t *sizes, int n);
+
+/* Whether fp_lower_bound's clusters get the exact least-traffic search
+ * first (on: the default) or only their ILPs (off), from now on: the
+ * tests of the cluster ILPs need them to run.  Not thread-safe; cannot
+ * fail. */
+void solver_test_cluster_search(int on);
 
 #endif /* FP_SOLVER_TEST_H */

@@ -22,7 +22,10 @@
 #include <string.h>
 
 #include "cuda_exec/exec.h"
+#include "gen/generate.h"
 #include "model/json.h"
+#include "model/util.h"
+#include "solver/least_traffic.h"
 #include "solver/planner.h"
 #include "tests/testutil.h"
 
@@ -209,6 +212,21 @@ static fp_status path_run(const void *ctx, answer *a) {
   return st;
 }
 
+/* The exact least-traffic search of the bound's clusters, on a graph
+ * large enough for its state table to grow. */
+static fp_status path_least_traffic(const void *ctx, answer *a) {
+  const fp_graph *g = ctx;
+  solver_lt_result r;
+  fp_status st =
+      solver_least_traffic(g, fp_graph_max_fusion_size(g), 100000000,
+                           fp_clock_now() + 60, NULL, NULL, &r, &a->err);
+  if (st == FP_OK && !r.solved)
+    return FP_EINTERNAL; /* the budget is ample: never expected */
+  a->n = 1;
+  a->m[0].traffic_bytes = r.traffic;
+  return st;
+}
+
 /* The fixture: a random 6-node graph, its JSON, a legal plan's. */
 static fixture make_fixture(fp_graph **g, char **gj, char **pj) {
   fp_error err;
@@ -262,6 +280,13 @@ START_TEST(oom_pareto) {
 }
 END_TEST
 
+START_TEST(oom_least_traffic) {
+  fp_graph *g = tu_generated(FP_GEN_TRANSFORMER, 20, 1);
+  sweep("least traffic", path_least_traffic, g);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(oom_run) {
   fp_graph *g;
   char *gj, *pj;
@@ -280,6 +305,7 @@ int main(void) {
   tcase_add_test(tc, oom_planners);
   tcase_add_test(tc, oom_pareto);
   tcase_add_test(tc, oom_run);
+  tcase_add_test(tc, oom_least_traffic);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

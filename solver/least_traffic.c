@@ -1,0 +1,377 @@
+/*
+ * least_traffic.c -- the least traffic of a small graph, exactly
+ * (least_traffic.h).
+ *
+ * Traffic does not depend on the order of the groups, only on the
+ * grouping: a group reads each buffer it does not produce once, at its
+ * largest per-read size, and writes each buffer it produces that is an
+ * output, unread, or read outside it (docs/cost-model.md).  So a plan is
+ * a path from the empty set to the set of all nodes, each step adding a
+ * legal group S to the set D already run (S pairwise compatible, at most
+ * k nodes, every writer of what S reads in D or S), at a cost that
+ * depends on S alone; and the least traffic is the shortest such path.
+ * Every legal plan is one path and every path is a legal plan, so the
+ * shortest path is the optimum, not a bound.
+ *
+ * Invariant: the states are processed by the number of nodes they hold,
+ * fewest first, and every step adds at least one node, so a state's cost
+ * is final when it is processed.  The groups S leaving a state are
+ * enumerated by adding unscheduled nodes in index order (listed order is
+ * a program order, so a node's writers come before it); a node may join
+ * only when its unscheduled writers are already in S, which makes each
+ * prefix of S legal too, so every legal S is met exactly once.
+ */
+#include "solver/least_traffic.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/eval.h"
+#include "model/util.h"
+
+typedef uint64_t lt_mask;
+
+/* The graph as the search sees it. */
+typedef struct lt_graph {
+  solver_node_sets sets;
+  int32_t n, k;
+  lt_mask all;
+} lt_graph;
+
+/* A hash table of states: set -> least cost found, and the set it was
+ * reached from (the path back, for the plan). */
+typedef struct lt_table {
+  size_t cap, used; /* cap a power of two, used <= cap / 2 */
+  lt_mask *key, *from;
+  uint64_t *cost;
+  uint8_t *full;
+} lt_table;
+
+/* States by the number of nodes they hold. */
+typedef struct lt_levels {
+  lt_mask *set[SOLVER_LT_MAX_NODES + 1];
+  int64_t n[SOLVER_LT_MAX_NODES + 1], cap[SOLVER_LT_MAX_NODES + 1];
+} lt_levels;
+
+typedef struct lt_search {
+  lt_graph X;
+  lt_table T;
+  lt_levels L;
+  int64_t budget, work;
+  double deadline;
+  const volatile sig_atomic_t *cancel;
+  bool stopped, nomem;
+} lt_search;
+
+/* ---- the graph --------------------------------------------------------- */
+
+void solver_node_sets_free(solver_node_sets *X) {
+  free(X->readers);
+  free(X->stamp);
+  free(X->cur);
+  X->readers = X->stamp = X->cur = NULL;
+}
+
+/* Readers and touch sets of every buffer. */
+static void buffer_sets(solver_node_sets *X) {
+  for (int32_t b = 0; b < fp_graph_buffer_count(X->g); b++) {
+    const fp_buffer *buf = fp_graph_buffer(X->g, b);
+    for (int32_t i = 0; i < buf->n_readers; i++)
+      X->readers[b] |= (lt_mask)1 << buf->readers[i];
+    lt_mask all =
+        X->readers[b] | (buf->writer >= 0 ? (lt_mask)1 << buf->writer : 0);
+    for (lt_mask rest = all; rest; rest &= rest - 1)
+      X->touch[__builtin_ctzll(rest)] |= all;
+  }
+}
+
+int solver_node_sets_init(solver_node_sets *X, const fp_graph *g) {
+  memset(X, 0, sizeof *X);
+  X->g = g;
+  X->n = fp_graph_node_count(g);
+  size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
+  X->readers = calloc(nb, sizeof *X->readers);
+  X->stamp = calloc(nb, sizeof *X->stamp);
+  X->cur = calloc(nb, sizeof *X->cur);
+  if (!X->readers || !X->stamp || !X->cur) {
+    solver_node_sets_free(X);
+    return -1;
+  }
+  buffer_sets(X);
+  for (int32_t v = 0; v < X->n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+      if (w >= 0 && w != v)
+        X->pred[v] |= (lt_mask)1 << w;
+    }
+    for (int32_t u = 0; u < X->n; u++)
+      if (fp_graph_compatible(g, u, v))
+        X->compat[v] |= (lt_mask)1 << u;
+  }
+  return 0;
+}
+
+uint64_t solver_group_traffic(solver_node_sets *X, lt_mask s) {
+  uint64_t sum = 0, id = ++X->stamp_id;
+  for (lt_mask rest = s; rest; rest &= rest - 1) {
+    const fp_node *nd = fp_graph_node(X->g, __builtin_ctzll(rest));
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t b = nd->reads[i].buffer, w = fp_graph_buffer(X->g, b)->writer;
+      uint64_t bytes = nd->reads[i].bytes;
+      if (w >= 0 && (s >> w & 1))
+        continue; /* produced inside the group */
+      if (X->stamp[b] != id) {
+        X->stamp[b] = id;
+        X->cur[b] = bytes;
+        sum += bytes;
+      } else if (bytes > X->cur[b]) {
+        sum += bytes - X->cur[b];
+        X->cur[b] = bytes;
+      }
+    }
+    for (int32_t i = 0; i < nd->n_writes; i++) {
+      const fp_buffer *buf = fp_graph_buffer(X->g, nd->writes[i]);
+      lt_mask rd = X->readers[nd->writes[i]];
+      if (buf->output || !rd || (rd & ~s))
+        sum += buf->bytes;
+    }
+  }
+  return sum;
+}
+
+/* Whether the nodes of s are connected through the buffers they share.
+ * Only such groups need trying: a group whose parts share no buffer
+ * costs exactly what its parts cost run one after the other (no buffer
+ * is read or written by both), and that is a legal plan too (each part
+ * only needs the other's writers, of which there are none), so some
+ * least-traffic plan has connected groups only. */
+static bool connected(const solver_node_sets *X, lt_mask s) {
+  lt_mask seen = s & -s, edge = seen;
+  while (edge) {
+    lt_mask next = 0;
+    for (lt_mask rest = edge; rest; rest &= rest - 1)
+      next |= X->touch[__builtin_ctzll(rest)];
+    edge = next & s & ~seen;
+    seen |= edge;
+  }
+  return seen == s;
+}
+
+/* ---- states ------------------------------------------------------------ */
+
+static void table_free(lt_table *T) {
+  free(T->key);
+  free(T->from);
+  free(T->cost);
+  free(T->full);
+  memset(T, 0, sizeof *T);
+}
+
+static size_t slot_of(const lt_table *T, lt_mask key) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  h ^= h >> 29;
+  size_t i = (size_t)h & (T->cap - 1);
+  while (T->full[i] && T->key[i] != key)
+    i = (i + 1) & (T->cap - 1);
+  return i;
+}
+
+/* Empty table of cap slots (a power of two).  -1 when out of memory. */
+static int table_init(lt_table *T, size_t cap) {
+  memset(T, 0, sizeof *T);
+  T->cap = cap;
+  T->key = malloc(cap * sizeof *T->key);
+  T->from = malloc(cap * sizeof *T->from);
+  T->cost = malloc(cap * sizeof *T->cost);
+  T->full = calloc(cap, 1);
+  if (T->key && T->from && T->cost && T->full)
+    return 0;
+  table_free(T);
+  return -1;
+}
+
+/* Doubles T's slots.  -1 when out of memory (T unchanged). */
+static int table_grow(lt_table *T) {
+  lt_table N;
+  if (table_init(&N, 2 * T->cap) != 0)
+    return -1;
+  for (size_t i = 0; i < T->cap; i++)
+    if (T->full[i]) {
+      size_t j = slot_of(&N, T->key[i]);
+      N.full[j] = 1;
+      N.key[j] = T->key[i];
+      N.from[j] = T->from[i];
+      N.cost[j] = T->cost[i];
+    }
+  N.used = T->used;
+  table_free(T);
+  *T = N;
+  return 0;
+}
+
+static int level_push(lt_levels *L, int32_t at, lt_mask s) {
+  if (L->n[at] == L->cap[at]) {
+    int64_t cap = L->cap[at] ? 2 * L->cap[at] : 16;
+    lt_mask *p = realloc(L->set[at], (size_t)cap * sizeof *p);
+    if (!p)
+      return -1;
+    L->set[at] = p;
+    L->cap[at] = cap;
+  }
+  L->set[at][L->n[at]++] = s;
+  return 0;
+}
+
+/* Records that `to` is reached from `from` at `cost` when that is less
+ * than known; a new state joins its level.  Sets S->nomem on failure. */
+static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
+  lt_table *T = &S->T;
+  if (T->used + 1 > T->cap / 2 && table_grow(T) != 0) {
+    S->nomem = true;
+    return;
+  }
+  size_t i = slot_of(T, to);
+  if (T->full[i]) {
+    if (cost < T->cost[i]) {
+      T->cost[i] = cost;
+      T->from[i] = from;
+    }
+    return;
+  }
+  if (level_push(&S->L, __builtin_popcountll(to), to) != 0) {
+    S->nomem = true;
+    return;
+  }
+  T->full[i] = 1;
+  T->key[i] = to;
+  T->from[i] = from;
+  T->cost[i] = cost;
+  T->used++;
+}
+
+/* ---- the search -------------------------------------------------------- */
+
+/* Whether the search must stop now: budget, clock, cancel or memory. */
+static bool must_stop(lt_search *S) {
+  if (S->stopped || S->nomem)
+    return true;
+  if (++S->work > S->budget ||
+      ((S->work & 255) == 0 &&
+       (fp_clock_now() > S->deadline || (S->cancel && *S->cancel))))
+    S->stopped = true;
+  return S->stopped;
+}
+
+/* Every legal group leaving state d (u: its unscheduled nodes) that
+ * extends s (size nodes, all below index `from`) by nodes of index
+ * `from` and up; each one relaxes the state it reaches. */
+static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
+                 int32_t from, uint64_t base) {
+  const solver_node_sets *X = &S->X.sets;
+  lt_mask cand = from >= 64 ? 0 : u & (~(lt_mask)0 << from);
+  for (; cand; cand &= cand - 1) {
+    int32_t v = __builtin_ctzll(cand);
+    if ((X->pred[v] & u & ~s) || (s & ~X->compat[v]))
+      continue; /* a writer not yet run, or a node it cannot join */
+    if (must_stop(S))
+      return;
+    lt_mask s2 = s | (lt_mask)1 << v;
+    if (connected(X, s2))
+      relax(S, d | s2, d, base + solver_group_traffic(&S->X.sets, s2));
+    if (size + 1 < S->X.k)
+      grow(S, d, u, s2, size + 1, v + 1, base);
+  }
+}
+
+static void levels_free(lt_levels *L) {
+  for (int32_t i = 0; i <= SOLVER_LT_MAX_NODES; i++)
+    free(L->set[i]);
+}
+
+/* Runs the search over every level; the answer is the state `all`. */
+static void run(lt_search *S) {
+  relax(S, 0, 0, 0);
+  for (int32_t at = 0; at < S->X.n && !S->stopped && !S->nomem; at++)
+    for (int64_t i = 0; i < S->L.n[at] && !S->stopped && !S->nomem; i++) {
+      lt_mask d = S->L.set[at][i];
+      uint64_t base = S->T.cost[slot_of(&S->T, d)];
+      grow(S, d, S->X.all & ~d, 0, 0, 0, base);
+    }
+}
+
+/* The path back from `all` as a plan into p, groups in run order. */
+static fp_status path_plan(const lt_search *S, fp_plan *p, fp_error *err) {
+  lt_mask chain[SOLVER_LT_MAX_NODES + 1];
+  int32_t depth = 0;
+  for (lt_mask at = S->X.all; at; at = S->T.from[slot_of(&S->T, at)])
+    chain[depth++] = at;
+  fp_plan_clear(p);
+  for (int32_t t = depth - 1; t >= 0; t--) {
+    lt_mask grp = chain[t] & ~(t + 1 < depth ? chain[t + 1] : 0);
+    int32_t nodes[SOLVER_LT_MAX_NODES], len = 0;
+    for (; grp; grp &= grp - 1)
+      nodes[len++] = __builtin_ctzll(grp);
+    fp_status st = fp_plan_add_group(p, nodes, len, err);
+    if (st != FP_OK)
+      return st;
+  }
+  return FP_OK;
+}
+
+/* The evaluator's figure for the path found must be the search's. */
+static fp_status confirm(const lt_search *S, fp_plan *p, uint64_t traffic,
+                         fp_error *err) {
+  fp_metrics m;
+  fp_status st = path_plan(S, p, err);
+  if (st == FP_OK)
+    st = fp_plan_eval_k(S->X.sets.g, p, S->X.k, &m, NULL, err);
+  if (st == FP_OK && m.traffic_bytes != traffic)
+    st = fp_error_set(err, FP_EINTERNAL,
+                      "least traffic: search figure %llu disagrees with the "
+                      "evaluator's %llu",
+                      (unsigned long long)traffic,
+                      (unsigned long long)m.traffic_bytes);
+  return st;
+}
+
+fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
+                               double deadline,
+                               const volatile sig_atomic_t *cancel,
+                               fp_plan *plan, solver_lt_result *out,
+                               fp_error *err) {
+  memset(out, 0, sizeof *out);
+  if (fp_graph_node_count(g) > SOLVER_LT_MAX_NODES || k < 1)
+    return FP_OK;
+  lt_search S;
+  memset(&S, 0, sizeof S);
+  S.budget = budget;
+  S.deadline = deadline;
+  S.cancel = cancel;
+  fp_plan *scratch = plan ? NULL : fp_plan_create();
+  fp_status st = FP_OK;
+  S.X.n = fp_graph_node_count(g);
+  S.X.k = k;
+  S.X.all = S.X.n == 64 ? ~(lt_mask)0 : (((lt_mask)1 << S.X.n) - 1);
+  if ((!plan && !scratch) || solver_node_sets_init(&S.X.sets, g) != 0) {
+    fp_plan_destroy(scratch);
+    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  }
+  if (table_init(&S.T, 64) == 0)
+    run(&S);
+  else
+    S.nomem = true;
+  out->work = S.work;
+  if (S.nomem)
+    st = fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  else if (!S.stopped) {
+    out->traffic = S.T.cost[slot_of(&S.T, S.X.all)];
+    st = confirm(&S, plan ? plan : scratch, out->traffic, err);
+    out->solved = st == FP_OK;
+  }
+  levels_free(&S.L);
+  table_free(&S.T);
+  solver_node_sets_free(&S.X.sets);
+  fp_plan_destroy(scratch);
+  return st;
+}

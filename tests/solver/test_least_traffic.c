@@ -1,0 +1,146 @@
+/*
+ * test_least_traffic.c -- the exact least-traffic search (solver/
+ * least_traffic.c): on random tiny graphs its figure equals the traffic
+ * optimum of the exhaustive reference and its plan is legal with that
+ * figure; on generated graphs no heuristic plan or ILP plan moves less;
+ * an exhausted budget, a passed deadline and a graph past its size are
+ * outcomes (not solved), never a wrong figure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gen/generate.h"
+#include "heuristics/heuristics.h"
+#include "model/util.h"
+#include "solver/least_traffic.h"
+#include "solver/solver.h"
+#include "tests/testutil.h"
+
+/* The search with a generous budget; it must succeed.  Checks that a
+ * solved search's plan is legal and evaluates to its figure. */
+static solver_lt_result search(const fp_graph *g, int64_t budget,
+                               double seconds) {
+  fp_plan *p = fp_plan_create();
+  solver_lt_result r;
+  fp_error err;
+  fp_status st =
+      solver_least_traffic(g, fp_graph_max_fusion_size(g), budget,
+                           fp_clock_now() + seconds, NULL, p, &r, &err);
+  ck_assert_msg(st == FP_OK, "solver_least_traffic: %s (%s)",
+                fp_status_name(st), err.msg);
+  if (r.solved) {
+    fp_metrics m = tu_eval(g, p);
+    ck_assert_uint_eq(m.traffic_bytes, r.traffic);
+  }
+  fp_plan_destroy(p);
+  return r;
+}
+
+/* The least traffic of any legal plan, by the exhaustive reference. */
+static uint64_t exhaustive_traffic(const fp_graph *g) {
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_TRAFFIC;
+  prm.peak_limit = FP_NO_LIMIT;
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  fp_error err;
+  ck_assert_msg(fp_exhaustive(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
+  fp_plan_destroy(p);
+  return m.traffic_bytes;
+}
+
+START_TEST(equals_exhaustive_on_random_graphs) {
+  tu_rng r = {20261203};
+  int32_t grouped = 0;
+  for (int i = 0; i < 500; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
+    solver_lt_result res = search(g, 1000000000, 60);
+    ck_assert_msg(res.solved, "graph %d not solved", i);
+    uint64_t want = exhaustive_traffic(g);
+    ck_assert_msg(res.traffic == want, "graph %d: %llu, exhaustive %llu", i,
+                  (unsigned long long)res.traffic, (unsigned long long)want);
+    fp_metrics eager;
+    fp_plan *e = fp_plan_create();
+    fp_error err;
+    ck_assert(fp_plan_make_eager(e, g, &err) == FP_OK);
+    eager = tu_eval(g, e);
+    grouped += res.traffic < eager.traffic_bytes;
+    fp_plan_destroy(e);
+    fp_graph_destroy(g);
+  }
+  /* The property means something only if fusion pays on many graphs. */
+  ck_assert_int_gt(grouped, 150);
+}
+END_TEST
+
+/* Generated graphs past the exhaustive size: no heuristic plan and no
+ * plan of auto moves less than the figure the search proves. */
+START_TEST(no_plan_beats_it_on_generated_graphs) {
+  static const struct {
+    int family;
+    int32_t size;
+  } cases[] = {{FP_GEN_TRANSFORMER, 20}, {FP_GEN_CONVNET, 24},
+               {FP_GEN_MLP, 20},         {FP_GEN_RANDOM, 14},
+               {FP_GEN_TRANSFORMER, 36}, {FP_GEN_CONVNET, 50}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    fp_graph *g = tu_generated(cases[c].family, cases[c].size, 1);
+    solver_lt_result res = search(g, 1000000000, 120);
+    ck_assert_msg(res.solved, "case %zu not solved", c);
+    for (int method = 0; method < FP_METHOD_COUNT_; method++) {
+      fp_fusion_params fus;
+      fp_fusion_params_init(&fus, (fp_method)method);
+      fp_plan *p = fp_plan_create();
+      fp_error err;
+      ck_assert(fp_fuse(g, &fus, p, &err) == FP_OK);
+      ck_assert_uint_ge(tu_eval(g, p).traffic_bytes, res.traffic);
+      fp_plan_destroy(p);
+    }
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm);
+    prm.peak_limit = FP_NO_LIMIT;
+    prm.time_limit_s = 2;
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    fp_error err;
+    ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
+    ck_assert_uint_ge(m.traffic_bytes, res.traffic);
+    fp_plan_destroy(p);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
+START_TEST(limits_are_outcomes) {
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 36, 2);
+  solver_lt_result res = search(g, 1000, 60); /* far too small a budget */
+  ck_assert(!res.solved);
+  ck_assert_int_gt(res.work, 1000);
+  res = search(g, 1000000000, -1); /* the deadline has passed */
+  ck_assert(!res.solved);
+  fp_graph_destroy(g);
+  /* Past 64 nodes the search does not start. */
+  g = tu_chain_graph(SOLVER_LT_MAX_NODES + 1, 64);
+  res = search(g, 1000000000, 60);
+  ck_assert(!res.solved && res.work == 0);
+  fp_graph_destroy(g);
+  /* At 64 it does: a chain's least traffic is its input read once and its
+   * output written once, the rest fused away. */
+  g = tu_chain_graph(SOLVER_LT_MAX_NODES, 64);
+  res = search(g, 1000000000, 60);
+  ck_assert(res.solved);
+  ck_assert_uint_eq(res.traffic, 2 * 64);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("least_traffic");
+  TCase *tc = tcase_create("exact least traffic");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, equals_exhaustive_on_random_graphs);
+  tcase_add_test(tc, no_plan_beats_it_on_generated_graphs);
+  tcase_add_test(tc, limits_are_outcomes);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
