@@ -89,7 +89,10 @@ void solver_test_cluster_search(int on) {
 /* One cluster graph under construction: whole-graph indices -> its own. */
 typedef struct cluster_build {
   const fp_graph *g;
-  const solver_clusters *C;
+  const int32_t *of;   /* buffer -> cluster: c's buffers have their bytes */
+  const int32_t *bufs; /* the cluster's buffers */
+  int32_t n_bufs;
+  int32_t size; /* the partition's N(S) size: larger clusters get none */
   int32_t c;
   int32_t *node_map; /* -1 between calls */
   int32_t *buf_map;  /* -1 between calls */
@@ -114,10 +117,9 @@ typedef struct cluster_build {
 
 /* N(S) of the cluster, ascending, into B->members. */
 static void collect_members(cluster_build *B) {
-  const solver_clusters *C = B->C;
   B->count = 0;
-  for (int32_t i = C->start[B->c]; i < C->start[B->c + 1]; i++) {
-    const fp_buffer *buf = fp_graph_buffer(B->g, C->list[i]);
+  for (int32_t i = 0; i < B->n_bufs; i++) {
+    const fp_buffer *buf = fp_graph_buffer(B->g, B->bufs[i]);
     for (int32_t j = -1; j < buf->n_readers; j++) {
       int32_t v = j < 0 ? buf->writer : buf->readers[j];
       if (v >= 0 && B->node_map[v] < 0) {
@@ -234,7 +236,7 @@ static int32_t cluster_buffer(cluster_build *B, int32_t b, fp_error *err) {
   if (B->buf_map[b] >= 0)
     return B->buf_map[b];
   const fp_buffer *buf = fp_graph_buffer(B->g, b);
-  bool own = B->C->of[b] == B->c;
+  bool own = B->of[b] == B->c;
   if (!own && (buf->writer < 0 || B->node_map[buf->writer] < 0))
     return -1;
   B->buf_map[b] =
@@ -266,7 +268,7 @@ static int add_member(cluster_build *B, int32_t i, fp_read *reads,
       continue;
     reads[nr] = n->reads[a];
     reads[nr].buffer = sb;
-    reads[nr++].bytes = B->C->of[b] == B->c ? n->reads[a].bytes : 0;
+    reads[nr++].bytes = B->of[b] == B->c ? n->reads[a].bytes : 0;
   }
   for (int32_t h = 0; h < i; h++)
     if (B->edge[(size_t)h * B->count + i]) {
@@ -339,8 +341,8 @@ static fp_status add_separations(cluster_build *B, fp_error *err) {
 
 /* Outputs and unfusible pairs of the cluster graph, then finalize. */
 static fp_status finish_graph(cluster_build *B, fp_error *err) {
-  for (int32_t i = B->C->start[B->c]; i < B->C->start[B->c + 1]; i++) {
-    int32_t b = B->C->list[i];
+  for (int32_t i = 0; i < B->n_bufs; i++) {
+    int32_t b = B->bufs[i];
     if (fp_graph_buffer(B->g, b)->output &&
         fp_graph_add_output(B->sg, B->buf_map[b], err) != FP_OK)
       return err->code;
@@ -489,7 +491,7 @@ static fp_status cluster_bound(cluster_build *B, const fp_ilp_params *prm,
                                double deadline, uint64_t *lb, fp_error *err) {
   fp_status st = fp_graph_traffic_bound(B->sg, lb, err);
   double now = fp_clock_now();
-  if (st != FP_OK || B->count > B->C->size || deadline - now < 0.02 ||
+  if (st != FP_OK || B->count > B->size || deadline - now < 0.02 ||
       (prm->cancel && *prm->cancel))
     return st;
   double end = now + CLUSTER_TIME < deadline ? now + CLUSTER_TIME : deadline;
@@ -521,48 +523,81 @@ static uint64_t buffers_bound(const solver_clusters *C, int32_t c,
   return s;
 }
 
+/* Scratch of cluster builds on g.  0, or -1 when out of memory (then
+ * build_free is still due). */
+static int build_init(cluster_build *B, const fp_graph *g) {
+  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
+  memset(B, 0, sizeof *B);
+  B->g = g;
+  B->node_map = malloc(((size_t)n + 1) * sizeof *B->node_map);
+  B->buf_map = malloc(((size_t)nb + 1) * sizeof *B->buf_map);
+  B->members = malloc(((size_t)n + 1) * sizeof *B->members);
+  B->seen = calloc((size_t)n + 1, sizeof *B->seen);
+  B->queue = malloc(((size_t)PATH_VISIT_CAP + 2) * sizeof *B->queue);
+  if (!B->node_map || !B->buf_map || !B->members || !B->seen || !B->queue)
+    return -1;
+  memset(B->node_map, 0xff, (size_t)n * sizeof *B->node_map);
+  memset(B->buf_map, 0xff, (size_t)nb * sizeof *B->buf_map);
+  return 0;
+}
+
+static void build_free(cluster_build *B) {
+  free(B->node_map);
+  free(B->buf_map);
+  free(B->members);
+  free(B->seen);
+  free(B->queue);
+  free(B->reach);
+  free(B->fused);
+  free(B->bfused);
+  free(B->edge);
+  free(B->order_buf);
+}
+
+/* The bound of cluster c (its buffers: bufs[0..n)) into *lb, 0 when
+ * there is no time: see cluster_bound. */
+static fp_status bound_one(cluster_build *B, const fp_ilp_params *prm,
+                           int32_t c, const int32_t *bufs, int32_t n, int32_t k,
+                           double deadline, uint64_t *lb, fp_error *err) {
+  *lb = 0;
+  if (fp_clock_now() >= deadline)
+    return FP_OK;
+  B->bufs = bufs;
+  B->n_bufs = n;
+  fp_status st = build_cluster(B, c, k, err);
+  if (st == FP_OK)
+    st = cluster_bound(B, prm, deadline, lb, err);
+  fp_graph_destroy(B->sg);
+  B->sg = NULL;
+  return st;
+}
+
 /* One partition of that kind (clusters of at most kind.size nodes), each with
  * its traffic bound, into *part; per_buffer: fp_graph_buffer_traffic_bounds of
- * g.  FP_OK or FP_ENOMEM. */
+ * g.  Past the deadline the clusters left keep the sum of their buffers'
+ * structural bounds: building them all costs a few ms each on large
+ * graphs.  FP_OK or FP_ENOMEM. */
 static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
                                   partition_kind kind,
                                   const uint64_t *per_buffer, double deadline,
                                   solver_partition *part, fp_error *err) {
   solver_clusters C = {0};
-  cluster_build B = {0};
-  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
+  cluster_build B;
   fp_status st = FP_OK;
   int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
                                        : fp_graph_max_fusion_size(g);
-  B.g = g;
-  B.C = &C;
-  B.node_map = malloc(((size_t)n + 1) * sizeof *B.node_map);
-  B.buf_map = malloc(((size_t)nb + 1) * sizeof *B.buf_map);
-  B.members = malloc(((size_t)n + 1) * sizeof *B.members);
-  B.seen = malloc(((size_t)n + 1) * sizeof *B.seen);
-  B.queue = malloc(((size_t)PATH_VISIT_CAP + 2) * sizeof *B.queue);
-  if (B.seen)
-    memset(B.seen, 0, ((size_t)n + 1) * sizeof *B.seen);
-  if (!B.node_map || !B.buf_map || !B.members || !B.seen || !B.queue ||
+  if (build_init(&B, g) != 0 ||
       solver_clusters_make(g, kind.size, kind.ordered, &C) != 0 ||
       !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto fail;
   }
-  memset(B.node_map, 0xff, (size_t)n * sizeof *B.node_map);
-  memset(B.buf_map, 0xff, (size_t)nb * sizeof *B.buf_map);
-  /* Past the deadline the clusters left keep the sum of their buffers'
-   * structural bounds: building them all costs a few ms each on large
-   * graphs. */
+  B.of = C.of;
+  B.size = kind.size;
   for (int32_t c = 0; st == FP_OK && c < C.count; c++) {
     uint64_t base = buffers_bound(&C, c, per_buffer), lb = 0;
-    if (fp_clock_now() < deadline) {
-      st = build_cluster(&B, c, k, err);
-      if (st == FP_OK)
-        st = cluster_bound(&B, prm, deadline, &lb, err);
-      fp_graph_destroy(B.sg);
-      B.sg = NULL;
-    }
+    st = bound_one(&B, prm, c, C.list + C.start[c], C.start[c + 1] - C.start[c],
+                   k, deadline, &lb, err);
     part->lb[c] = lb > base ? lb : base;
     part->total += part->lb[c];
   }
@@ -570,16 +605,7 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   part->of = C.of; /* handed over */
   C.of = NULL;
 fail:
-  free(B.node_map);
-  free(B.buf_map);
-  free(B.members);
-  free(B.seen);
-  free(B.queue);
-  free(B.reach);
-  free(B.fused);
-  free(B.bfused);
-  free(B.edge);
-  free(B.order_buf);
+  build_free(&B);
   solver_clusters_free(&C);
   return st;
 }
