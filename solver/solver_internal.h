@@ -51,9 +51,12 @@ typedef struct solver_partition {
   int32_t *of;    /* buffer -> cluster, -1 for buffers in none */
   uint64_t *lb;   /* per cluster: bytes (0 for those past the deadline) */
   uint64_t total; /* sum of lb: a lower bound on the traffic */
+  int32_t size;   /* solver_clusters_make's arguments that made it */
+  bool ordered;
 } solver_partition;
 
-#define SOLVER_MAX_PARTITIONS 7
+/* The kinds of bound.c, and one more with pairs of clusters merged. */
+#define SOLVER_MAX_PARTITIONS 8
 
 /* The partitions bound.c had time for, and the best total. */
 typedef struct solver_cuts {

@@ -26,4 +26,9 @@ void solver_test_cluster_sizes(const int32_t *sizes, int n);
  * fail. */
 void solver_test_cluster_search(int on);
 
+/* Whether fp_lower_bound merges pairs of clusters after its partitions
+ * (on: the default; cluster_merge.h), from now on: the tests compare the
+ * bound with and without.  Not thread-safe; cannot fail. */
+void solver_test_cluster_merge(int on);
+
 #endif /* FP_SOLVER_TEST_H */

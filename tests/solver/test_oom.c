@@ -27,6 +27,7 @@
 #include "model/util.h"
 #include "solver/least_traffic.h"
 #include "solver/planner.h"
+#include "solver/solver_test.h"
 #include "tests/testutil.h"
 
 /* ---- the failing allocator -------------------------------------------- */
@@ -227,6 +228,23 @@ static fp_status path_least_traffic(const void *ctx, answer *a) {
   return st;
 }
 
+/* The traffic bound with 3-node clusters, whose moves between clusters
+ * (solver/cluster_merge.c) raise it on the fixture of oom_cluster_moves. */
+static fp_status path_cluster_moves(const void *ctx, answer *a) {
+  const fp_graph *g = ctx;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  double b = 0;
+  int32_t size = 3;
+  solver_test_cluster_sizes(&size, 1);
+  fp_status st = fp_lower_bound(g, &prm, 60, &b, &a->err);
+  solver_test_cluster_sizes(NULL, 0);
+  a->n = 1;
+  a->m[0].traffic_bytes = (uint64_t)b;
+  return st;
+}
+
 /* The fixture: a random 6-node graph, its JSON, a legal plan's. */
 static fixture make_fixture(fp_graph **g, char **gj, char **pj) {
   fp_error err;
@@ -287,6 +305,33 @@ START_TEST(oom_least_traffic) {
 }
 END_TEST
 
+START_TEST(oom_cluster_moves) {
+  tu_rng r = {4121};
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  int32_t size = 3;
+  for (int i = 0; i < 200; i++) { /* the first graph the moves raise */
+    fp_graph *g = tu_random_graph(&r, 8, 10);
+    fp_error err;
+    double with, without;
+    solver_test_cluster_sizes(&size, 1);
+    solver_test_cluster_merge(0);
+    ck_assert(fp_lower_bound(g, &prm, 60, &without, &err) == FP_OK);
+    solver_test_cluster_merge(1);
+    ck_assert(fp_lower_bound(g, &prm, 60, &with, &err) == FP_OK);
+    solver_test_cluster_sizes(NULL, 0);
+    if (with > without) {
+      sweep("cluster moves", path_cluster_moves, g);
+      fp_graph_destroy(g);
+      return;
+    }
+    fp_graph_destroy(g);
+  }
+  ck_abort_msg("no graph where the moves raise the bound");
+}
+END_TEST
+
 START_TEST(oom_run) {
   fp_graph *g;
   char *gj, *pj;
@@ -306,6 +351,7 @@ int main(void) {
   tcase_add_test(tc, oom_pareto);
   tcase_add_test(tc, oom_run);
   tcase_add_test(tc, oom_least_traffic);
+  tcase_add_test(tc, oom_cluster_moves);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
