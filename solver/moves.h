@@ -1,7 +1,7 @@
 /*
- * moves.h -- single-node moves for `--method auto` (lns.c): one node taken
- * out of its group and put into a group it shares a buffer with, anywhere
- * in the plan.  Internal to solver/.
+ * moves.h -- single-node and whole-group moves for `--method auto`
+ * (lns.c): one node, or its whole group, taken out and put into a group
+ * it shares a buffer with, anywhere in the plan.  Internal to solver/.
  *
  * A window of consecutive steps cannot fuse a kernel late in the program
  * with one far earlier that reads the same tensor (a forward graph's last
@@ -57,7 +57,8 @@ typedef struct solver_move_state {
  * round), until `deadline` (or the cancel flag), which leaves mv->next
  * where it stopped: for a pair (y, u) in different groups, the plan with y in
  * u's group at u's step, then with u's whole group moved to y's step and
- * y in it; the first legal one that meets the limits and beats *cur
+ * y in it, then the same two with y's whole group in place of y; the
+ * first legal one that meets the limits and beats *cur
  * (solver_better) becomes *cur (swapped with *scratch), and the pass goes
  * on from the next pair.  Moves that break an order between producers
  * and readers are skipped before evaluating.  *moved counts the moves

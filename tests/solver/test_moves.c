@@ -1,11 +1,12 @@
 /*
- * test_moves.c -- single-node moves of auto's search (solver/moves.c):
+ * test_moves.c -- the moves of auto's search (solver/moves.c):
  * the candidates are every compatible pair of nodes sharing a buffer,
  * once each; a pass keeps only legal plans within the limits that beat
  * the plan before (random graphs, every objective, with and without a
  * peak limit); a late reader of an early tensor joins the early group
  * that reads it, exactly when that meets the peak limit; an expired
- * deadline tries nothing and the next pass resumes there.
+ * deadline tries nothing and the next pass resumes there; a whole group
+ * joins another when no single node pays for moving alone.
  */
 #include <check.h>
 #include <math.h>
@@ -192,6 +193,50 @@ START_TEST(far_reader_joins_exactly_within_limit) {
 }
 END_TEST
 
+/* Two kernels read the same 4000-byte x, each fused with the reader of
+ * its own 4000-byte intermediate: moving any one node into the other
+ * kernel writes and reads an intermediate again (worse), moving a whole
+ * kernel saves one read of x. */
+static const char two_readers_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'two',"
+    " 'buffers': [{'name': 'x', 'bytes': 4000, 'input': true},"
+    "  {'name': 't1', 'bytes': 4000}, {'name': 'o1', 'bytes': 400},"
+    "  {'name': 't2', 'bytes': 4000}, {'name': 'o2', 'bytes': 400}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['t1']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['t1'],"
+    "   'writes': ['o1']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['t2']},"
+    "  {'name': 'd', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['t2'],"
+    "   'writes': ['o2']}],"
+    " 'outputs': ['o1', 'o2']}";
+
+START_TEST(whole_group_joins_when_no_node_alone_pays) {
+  fp_graph *g = tu_graph(two_readers_json);
+  fp_plan *start = tu_plan(g, "a b | c d");
+  fp_metrics sm = tu_eval(g, start), m;
+  static const char *const singles[] = {"a b c | d", "c | a b d", "a c d | b",
+                                        "a | b c d"};
+  for (int i = 0; i < 4; i++) { /* every single-node move is worse */
+    fp_plan *q = tu_plan(g, singles[i]);
+    ck_assert_uint_gt(tu_eval(g, q).traffic_bytes, sm.traffic_bytes);
+    fp_plan_destroy(q);
+  }
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  fp_plan *out = NULL;
+  ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
+  ck_assert_uint_eq(m.traffic_bytes, sm.traffic_bytes - 4000);
+  ck_assert_int_eq(fp_plan_group_count(out), 1);
+  fp_plan_destroy(out);
+  fp_plan_destroy(start);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* A deadline already past tries nothing and leaves the next start where
  * it was; a whole pass comes back to it. */
 START_TEST(deadline_and_resume) {
@@ -243,6 +288,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, candidates_of_generated_graphs, 0, 8);
   tcase_add_loop_test(tc, pass_keeps_legal_better_plans, 0, 300);
   tcase_add_test(tc, far_reader_joins_exactly_within_limit);
+  tcase_add_test(tc, whole_group_joins_when_no_node_alone_pays);
   tcase_add_test(tc, deadline_and_resume);
   suite_add_tcase(s, tc);
   return s;
