@@ -271,24 +271,44 @@ fail:
   return -1;
 }
 
+/* The ascending lists x[0..nx) and y[0..ny), disjoint, merged into out;
+ * returns how many. */
+static int32_t merge_sorted(const int32_t *x, int32_t nx, const int32_t *y,
+                            int32_t ny, int32_t *out) {
+  int32_t i = 0, j = 0, n = 0;
+  while (i < nx || j < ny)
+    out[n++] = j >= ny || (i < nx && x[i] < y[j]) ? x[i++] : y[j++];
+  return n;
+}
+
+/* Builds into M->B.sg the cluster graph of bufs[0..n) (ascending), which
+ * count as cluster c's, while moved[0..nm) (buffers of cluster `from`)
+ * count as cluster `as`'s.  FP_OK or an error. */
+static fp_status build_list(merger *M, int32_t c, const int32_t *bufs,
+                            int32_t n, const int32_t *moved, int32_t nm,
+                            int32_t as, int32_t from, fp_error *err) {
+  for (int32_t i = 0; i < nm; i++)
+    M->P->of[moved[i]] = as;
+  M->B.bufs = bufs;
+  M->B.n_bufs = n;
+  fp_status st = cluster_build_graph(&M->B, c, M->k, err);
+  for (int32_t i = 0; i < nm; i++)
+    M->P->of[moved[i]] = from;
+  return st;
+}
+
 /* Builds into M->B.sg the cluster graph of cluster a's buffers, and b's
  * too when b >= 0 (their buffers then count as a's).  FP_OK or an error. */
 static fp_status build_graph(merger *M, int32_t a, int32_t b, fp_error *err) {
-  solver_clusters *C = &M->C;
-  int32_t n = 0, i = C->start[a], j = b >= 0 ? C->start[b] : 0;
-  int32_t ie = C->start[a + 1], je = b >= 0 ? C->start[b + 1] : 0;
-  while (i < ie || j < je) /* both ascending: merge */
-    M->ubufs[n++] = j >= je || (i < ie && C->list[i] < C->list[j])
-                        ? C->list[i++]
-                        : C->list[j++];
-  for (int32_t x = b >= 0 ? C->start[b] : 0; x < je; x++)
-    M->P->of[C->list[x]] = a;
-  M->B.bufs = M->ubufs;
-  M->B.n_bufs = n;
-  fp_status st = cluster_build_graph(&M->B, a, M->k, err);
-  for (int32_t x = b >= 0 ? C->start[b] : 0; x < je; x++)
-    M->P->of[C->list[x]] = b;
-  return st;
+  const solver_clusters *C = &M->C;
+  const int32_t *la = C->list + C->start[a];
+  int32_t na = C->start[a + 1] - C->start[a];
+  if (b < 0)
+    return build_list(M, a, la, na, NULL, 0, a, a, err);
+  const int32_t *lb = C->list + C->start[b];
+  int32_t nb = C->start[b + 1] - C->start[b];
+  int32_t n = merge_sorted(la, na, lb, nb, M->ubufs);
+  return build_list(M, a, M->ubufs, n, lb, nb, a, b, err);
 }
 
 /* The least traffic of M->B.sg, and its plan into q when q is not NULL:
@@ -412,22 +432,6 @@ static fp_status joined_legal(const merger *M, int32_t a, int32_t b,
   return st;
 }
 
-/* Builds into M->B.sg the cluster graph of bufs[0..n) (ascending), which
- * count as cluster c's, while moved[0..nm) (buffers of cluster `from`)
- * count as cluster `as`'s.  FP_OK or an error. */
-static fp_status build_list(merger *M, int32_t c, const int32_t *bufs,
-                            int32_t n, const int32_t *moved, int32_t nm,
-                            int32_t as, int32_t from, fp_error *err) {
-  for (int32_t i = 0; i < nm; i++)
-    M->P->of[moved[i]] = as;
-  M->B.bufs = bufs;
-  M->B.n_bufs = n;
-  fp_status st = cluster_build_graph(&M->B, c, M->k, err);
-  for (int32_t i = 0; i < nm; i++)
-    M->P->of[moved[i]] = from;
-  return st;
-}
-
 /* The least traffic of the cluster graph of build_list, into *lb; false
  * when the graph is past SOLVER_MERGE_MAX_NODES or the search ran out. */
 static bool list_min(merger *M, int32_t c, const int32_t *bufs, int32_t n,
@@ -461,7 +465,7 @@ static bool touches(const merger *M, int32_t b, int32_t c) {
 static void split_for_move(merger *M, int32_t to, int32_t from, int32_t *nt,
                            int32_t *nr, int32_t *nu) {
   const solver_clusters *C = &M->C;
-  *nt = *nr = *nu = 0;
+  *nt = *nr = 0;
   for (int32_t x = C->start[from]; x < C->start[from + 1]; x++) {
     int32_t b = C->list[x];
     if (touches(M, b, to))
@@ -469,12 +473,8 @@ static void split_for_move(merger *M, int32_t to, int32_t from, int32_t *nt,
     else
       M->rbufs[(*nr)++] = b;
   }
-  int32_t i = C->start[to], j = 0;
-  while (i < C->start[to + 1] || j < *nt)
-    M->ubufs[(*nu)++] =
-        j >= *nt || (i < C->start[to + 1] && C->list[i] < M->tbufs[j])
-            ? C->list[i++]
-            : M->tbufs[j++];
+  *nu = merge_sorted(C->list + C->start[to], C->start[to + 1] - C->start[to],
+                     M->tbufs, *nt, M->ubufs);
 }
 
 /* Tries moving T from `from` to `to`; records it in *p when it gains more

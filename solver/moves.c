@@ -284,8 +284,11 @@ fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
     if (S->step[y] == ta)
       continue;
     bool kept = false;
-    for (int k = 0; st == FP_OK && !kept && k < 4; k++) {
-      /* y alone (at u's step, then at y's), then y's whole group */
+    int32_t ylen;
+    fp_plan_group(*S->cur, S->step[y], &ylen);
+    /* y alone (at u's step, then at y's), then y's whole group, unless
+     * that is y alone again */
+    for (int k = 0; st == FP_OK && !kept && k < (ylen > 1 ? 4 : 2); k++) {
       move m = {y, S->step[y], ta, (k & 1) != 0, k >= 2};
       st = try_move(S, &m, &kept, err);
     }
