@@ -1,6 +1,7 @@
 /*
  * cluster_graph.c -- the cluster graphs of the decomposed traffic bound
- * (cluster_graph.h).  Calls: window.c (sub-graph helpers).
+ * (cluster_graph.h).  Calls: window.c (sub-graph helpers), least_traffic.c,
+ * fusion.c (greedy, for the searches' upper limit), eval.c.
  */
 #include "solver/cluster_graph.h"
 
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heuristics/heuristics.h"
+#include "model/eval.h"
 #include "solver/window.h"
 
 /* N(S) of the cluster, ascending, into B->members. */
@@ -313,4 +316,43 @@ void cluster_build_free(cluster_build *B) {
   free(B->bfused);
   free(B->edge);
   free(B->order_buf);
+}
+
+/* Greedy fusion's plan of sg (fusion limit k, listed order: the order
+ * does not change traffic) into q, and its traffic into *traffic.  FP_OK,
+ * or FP_ENOMEM; any other failure of the heuristic leaves *traffic at
+ * UINT64_MAX (no upper limit) and returns FP_OK. */
+static fp_status greedy_traffic(const fp_graph *sg, int32_t k, fp_plan *q,
+                                uint64_t *traffic, fp_error *err) {
+  fp_fusion_params f;
+  fp_fusion_params_init(&f, FP_METHOD_GREEDY);
+  f.order = FP_ORDER_LISTED;
+  f.max_fusion_size = k;
+  fp_metrics m;
+  fp_status st = fp_fuse(sg, &f, q, err);
+  if (st == FP_OK)
+    st = fp_plan_eval(sg, q, &m, NULL, err);
+  *traffic = st == FP_OK ? m.traffic_bytes : UINT64_MAX;
+  return st == FP_ENOMEM ? st : FP_OK;
+}
+
+fp_status cluster_least_traffic(const fp_graph *sg, int32_t k, int64_t budget,
+                                double deadline,
+                                const volatile sig_atomic_t *cancel,
+                                fp_plan *plan, solver_lt_result *out,
+                                fp_error *err) {
+  fp_plan *q = fp_plan_create();
+  uint64_t upper = UINT64_MAX;
+  fp_status st = q ? greedy_traffic(sg, k, q, &upper, err)
+                   : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (st == FP_OK)
+    st = solver_least_traffic_below(sg, k, upper, budget, deadline, cancel,
+                                    plan, out, err);
+  if (st == FP_OK && out->solved && !out->found) {
+    out->found = true; /* no plan under greedy's: greedy's is optimal */
+    if (plan)
+      st = fp_plan_copy(plan, q, err);
+  }
+  fp_plan_destroy(q);
+  return st;
 }

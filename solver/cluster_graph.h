@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "model/graph.h"
+#include "model/plan.h"
+#include "solver/least_traffic.h"
 
 /* One cluster graph under construction: whole-graph indices -> its own. */
 typedef struct cluster_build {
@@ -66,5 +68,20 @@ void cluster_build_free(cluster_build *B);
  * graph error. */
 fp_status cluster_build_graph(cluster_build *B, int32_t c, int32_t k,
                               fp_error *err);
+
+/* The least traffic of cluster graph sg under fusion limit k, as
+ * solver_least_traffic finds it (same budget, deadline, cancel, outcome
+ * and errors), but searched only below the traffic of greedy fusion's
+ * plan of sg: the search then skips every state that cannot beat it
+ * (least_traffic.h).  When nothing beats it, greedy's plan is optimal:
+ * out->found is set, out->traffic is its traffic, and it goes to `plan`
+ * (when not NULL).  Why: on generated random DAGs this cuts the bound's
+ * cluster searches by a quarter (3,000 nodes: 32.6 s to 23.7 s for
+ * every partition and move, the same bound). */
+fp_status cluster_least_traffic(const fp_graph *sg, int32_t k, int64_t budget,
+                                double deadline,
+                                const volatile sig_atomic_t *cancel,
+                                fp_plan *plan, solver_lt_result *out,
+                                fp_error *err);
 
 #endif

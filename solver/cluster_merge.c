@@ -316,9 +316,9 @@ static fp_status build_graph(merger *M, int32_t a, int32_t b, fp_error *err) {
 static fp_status search(merger *M, fp_plan *q, solver_lt_result *out,
                         fp_error *err) {
   double end = fp_clock_now() + MERGE_TIME;
-  return solver_least_traffic(M->B.sg, M->k, MERGE_SEARCH_BUDGET,
-                              end < M->deadline ? end : M->deadline, M->cancel,
-                              q, out, err);
+  return cluster_least_traffic(M->B.sg, M->k, MERGE_SEARCH_BUDGET,
+                               end < M->deadline ? end : M->deadline, M->cancel,
+                               q, out, err);
 }
 
 /* Labels the members of cluster c with their group in its least-traffic
@@ -328,7 +328,7 @@ static fp_status ensure_labels(merger *M, int32_t c, fp_error *err) {
   if (M->state[c])
     return FP_OK;
   fp_plan *q = fp_plan_create();
-  solver_lt_result r = {false, 0, 0};
+  solver_lt_result r = {0};
   fp_status st = q ? build_graph(M, c, -1, err)
                    : fp_error_set(err, FP_ENOMEM, "out of memory");
   if (st == FP_OK)
@@ -437,7 +437,7 @@ static fp_status joined_legal(const merger *M, int32_t a, int32_t b,
 static bool list_min(merger *M, int32_t c, const int32_t *bufs, int32_t n,
                      const int32_t *moved, int32_t nm, int32_t as, int32_t from,
                      uint64_t *lb, fp_status *st, fp_error *err) {
-  solver_lt_result r = {false, 0, 0};
+  solver_lt_result r = {0};
   *st = build_list(M, c, bufs, n, moved, nm, as, from, err);
   if (*st == FP_OK && M->B.count <= SOLVER_MERGE_MAX_NODES)
     *st = search(M, NULL, &r, err);

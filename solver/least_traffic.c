@@ -31,19 +31,46 @@
 
 typedef uint64_t lt_mask;
 
-/* The graph as the search sees it. */
+/* A node's reads by buffer: each buffer it reads once, at the largest
+ * bytes of its reads of it. */
+typedef struct lt_read {
+  int32_t buffer;
+  uint64_t bytes;
+} lt_read;
+
+/* The graph as the search sees it, with what the incremental traffic of
+ * grow needs: each node's distinct reads (CSR rstart/rd), the bytes it
+ * writes, and per buffer its bytes and whether it is an output. */
 typedef struct lt_graph {
   solver_node_sets sets;
   int32_t n, k;
   lt_mask all;
+  int32_t rstart[SOLVER_LT_MAX_NODES + 1];
+  lt_read *rd;
+  uint64_t wbytes[SOLVER_LT_MAX_NODES];
+  int32_t *writer;  /* per buffer */
+  uint64_t *bbytes; /* per buffer */
+  uint8_t *output;  /* per buffer */
+  uint64_t *curmax; /* per buffer: largest read of it from memory by
+                       the group being grown (0 when none) */
+  uint64_t *undo;   /* stack of curmax values to restore */
+  /* For the bound on what the nodes not yet run must still move (rest):
+   * per buffer, the share that is certain while its writer has not run,
+   * and its readers by their read bytes, largest first (CSR). */
+  uint64_t *forced;
+  int32_t *bstart;
+  lt_read *byreader; /* .buffer holds the reader's node */
 } lt_graph;
 
-/* A hash table of states: set -> least cost found, and the set it was
- * reached from (the path back, for the plan). */
+/* A hash table of states: set -> least cost found, the set it was
+ * reached from (the path back, for the plan), and the bound of rest on
+ * what is left.  full: 0 empty, 1 a state not worth expanding yet (its
+ * cost plus rest reaches the search's upper limit), 2 one on its level
+ * list. */
 typedef struct lt_table {
   size_t cap, used; /* cap a power of two, used <= cap / 2 */
   lt_mask *key, *from;
-  uint64_t *cost;
+  uint64_t *cost, *rest;
   uint8_t *full;
 } lt_table;
 
@@ -57,7 +84,9 @@ typedef struct lt_search {
   lt_graph X;
   lt_table T;
   lt_levels L;
-  int64_t budget, work;
+  int64_t budget, work, undo_top;
+  uint64_t upper; /* only plans of less traffic are searched */
+  int32_t nb;     /* buffers of the graph */
   double deadline;
   const volatile sig_atomic_t *cancel;
   bool stopped, nomem;
@@ -158,12 +187,150 @@ static bool connected(const solver_node_sets *X, lt_mask s) {
   return seen == s;
 }
 
+static void lt_graph_free(lt_graph *G) {
+  solver_node_sets_free(&G->sets);
+  free(G->rd);
+  free(G->writer);
+  free(G->bbytes);
+  free(G->output);
+  free(G->curmax);
+  free(G->undo);
+  free(G->forced);
+  free(G->bstart);
+  free(G->byreader);
+}
+
+/* Node v's reads, each buffer once at its largest bytes, appended to
+ * G->rd from G->rstart[v]; returns how many. */
+static int32_t distinct_reads(lt_graph *G, const fp_graph *g, int32_t v) {
+  const fp_node *nd = fp_graph_node(g, v);
+  lt_read *out = G->rd + G->rstart[v];
+  int32_t n = 0;
+  for (int32_t i = 0; i < nd->n_reads; i++) {
+    int32_t j = 0;
+    while (j < n && out[j].buffer != nd->reads[i].buffer)
+      j++;
+    if (j == n)
+      out[n++] = (lt_read){nd->reads[i].buffer, 0};
+    if (nd->reads[i].bytes > out[j].bytes)
+      out[j].bytes = nd->reads[i].bytes;
+  }
+  return n;
+}
+
+static int by_bytes_desc(const void *x, const void *y) {
+  const lt_read *p = x, *q = y;
+  if (p->bytes != q->bytes)
+    return p->bytes > q->bytes ? -1 : 1;
+  return p->buffer - q->buffer;
+}
+
+/* The readers of every buffer by read bytes, largest first, and each
+ * buffer's certain share while its writer has not run (see rest).  0, or
+ * -1 when out of memory. */
+static int rest_tables(lt_graph *G, const fp_graph *g) {
+  int32_t nb = fp_graph_buffer_count(g);
+  G->forced = calloc((size_t)nb + 1, sizeof *G->forced);
+  G->bstart = calloc((size_t)nb + 2, sizeof *G->bstart);
+  G->byreader = malloc(((size_t)G->rstart[G->n] + 1) * sizeof *G->byreader);
+  if (!G->forced || !G->bstart || !G->byreader)
+    return -1;
+  for (int32_t i = 0; i < G->rstart[G->n]; i++)
+    G->bstart[G->rd[i].buffer + 2]++;
+  for (int32_t b = 0; b < nb; b++)
+    G->bstart[b + 2] += G->bstart[b + 1];
+  for (int32_t v = 0; v < G->n; v++)
+    for (int32_t i = G->rstart[v]; i < G->rstart[v + 1]; i++)
+      G->byreader[G->bstart[G->rd[i].buffer + 1]++] =
+          (lt_read){v, G->rd[i].bytes};
+  for (int32_t b = 0; b < nb; b++) {
+    lt_read *r = G->byreader + G->bstart[b];
+    int32_t n = G->bstart[b + 1] - G->bstart[b], w = G->writer[b];
+    qsort(r, (size_t)n, sizeof *r, by_bytes_desc);
+    uint64_t apart = 0; /* largest read by a reader that cannot join w */
+    for (int32_t i = 0; w >= 0 && i < n && !apart; i++)
+      if (!(G->sets.compat[w] >> r[i].buffer & 1))
+        apart = r[i].bytes;
+    if (w >= 0 && (G->output[b] || n == 0 || apart))
+      G->forced[b] = G->bbytes[b] + apart;
+  }
+  return 0;
+}
+
+/* Fills G for g (at most SOLVER_LT_MAX_NODES nodes).  0, or -1 when out
+ * of memory (G is then freed). */
+static int lt_graph_init(lt_graph *G, const fp_graph *g, int32_t k) {
+  int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
+  size_t reads = 1;
+  memset(G, 0, sizeof *G);
+  G->n = n;
+  G->k = k;
+  G->all = n == 64 ? ~(lt_mask)0 : (((lt_mask)1 << n) - 1);
+  for (int32_t v = 0; v < n; v++)
+    reads += (size_t)fp_graph_node(g, v)->n_reads;
+  G->rd = malloc(reads * sizeof *G->rd);
+  G->undo = malloc(2 * reads * sizeof *G->undo); /* (old, buffer) pairs */
+  G->writer = malloc(((size_t)nb + 1) * sizeof *G->writer);
+  G->bbytes = malloc(((size_t)nb + 1) * sizeof *G->bbytes);
+  G->output = malloc((size_t)nb + 1);
+  G->curmax = calloc((size_t)nb + 1, sizeof *G->curmax);
+  if (!G->rd || !G->undo || !G->writer || !G->bbytes || !G->output ||
+      !G->curmax || solver_node_sets_init(&G->sets, g) != 0) {
+    lt_graph_free(G);
+    return -1;
+  }
+  for (int32_t b = 0; b < nb; b++) {
+    const fp_buffer *buf = fp_graph_buffer(g, b);
+    G->writer[b] = buf->writer;
+    G->bbytes[b] = buf->bytes;
+    G->output[b] = buf->output;
+  }
+  for (int32_t v = 0; v < n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    G->rstart[v + 1] = G->rstart[v] + distinct_reads(G, g, v);
+    for (int32_t i = 0; i < nd->n_writes; i++)
+      G->wbytes[v] += fp_graph_buffer(g, nd->writes[i])->bytes;
+  }
+  if (rest_tables(G, g) != 0) {
+    lt_graph_free(G);
+    return -1;
+  }
+  return 0;
+}
+
+/* A lower bound on the traffic the groups of the nodes not in d must
+ * still move, whatever they are: a sum over buffers, each term a bound on
+ * that buffer's share in those groups.  A buffer whose writer has run
+ * (or an input) is read from memory by every group holding one of its
+ * readers not yet run: at least the largest such read.  A buffer whose
+ * writer has not run is written when it is an output or unread, and
+ * written and read again when a reader can never share the writer's
+ * group (forced).  The writes of what d's groups produce are in d's
+ * cost already. */
+static uint64_t rest(const lt_graph *G, int32_t nb, lt_mask d) {
+  lt_mask u = G->all & ~d;
+  uint64_t sum = 0;
+  for (int32_t b = 0; b < nb; b++) {
+    int32_t w = G->writer[b];
+    if (w >= 0 && (u >> w & 1))
+      sum += G->forced[b];
+    else if (G->sets.readers[b] & u)
+      for (int32_t i = G->bstart[b]; i < G->bstart[b + 1]; i++)
+        if (u >> G->byreader[i].buffer & 1) {
+          sum += G->byreader[i].bytes;
+          break;
+        }
+  }
+  return sum;
+}
+
 /* ---- states ------------------------------------------------------------ */
 
 static void table_free(lt_table *T) {
   free(T->key);
   free(T->from);
   free(T->cost);
+  free(T->rest);
   free(T->full);
   memset(T, 0, sizeof *T);
 }
@@ -184,8 +351,9 @@ static int table_init(lt_table *T, size_t cap) {
   T->key = malloc(cap * sizeof *T->key);
   T->from = malloc(cap * sizeof *T->from);
   T->cost = malloc(cap * sizeof *T->cost);
+  T->rest = malloc(cap * sizeof *T->rest);
   T->full = calloc(cap, 1);
-  if (T->key && T->from && T->cost && T->full)
+  if (T->key && T->from && T->cost && T->rest && T->full)
     return 0;
   table_free(T);
   return -1;
@@ -199,10 +367,11 @@ static int table_grow(lt_table *T) {
   for (size_t i = 0; i < T->cap; i++)
     if (T->full[i]) {
       size_t j = slot_of(&N, T->key[i]);
-      N.full[j] = 1;
+      N.full[j] = T->full[i];
       N.key[j] = T->key[i];
       N.from[j] = T->from[i];
       N.cost[j] = T->cost[i];
+      N.rest[j] = T->rest[i];
     }
   N.used = T->used;
   table_free(T);
@@ -224,7 +393,9 @@ static int level_push(lt_levels *L, int32_t at, lt_mask s) {
 }
 
 /* Records that `to` is reached from `from` at `cost` when that is less
- * than known; a new state joins its level.  Sets S->nomem on failure. */
+ * than known; a state joins its level once its cost plus the bound on
+ * what is left is under the upper limit (states at or over it cannot
+ * lead to a plan under it).  Sets S->nomem on failure. */
 static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
   lt_table *T = &S->T;
   if (T->used + 1 > T->cap / 2 && table_grow(T) != 0) {
@@ -233,21 +404,26 @@ static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
   }
   size_t i = slot_of(T, to);
   if (T->full[i]) {
-    if (cost < T->cost[i]) {
-      T->cost[i] = cost;
-      T->from[i] = from;
+    if (cost >= T->cost[i])
+      return;
+    T->cost[i] = cost;
+    T->from[i] = from;
+  } else {
+    T->full[i] = 1;
+    T->key[i] = to;
+    T->from[i] = from;
+    T->cost[i] = cost;
+    T->rest[i] = rest(&S->X, S->nb, to);
+    T->used++;
+  }
+  if (T->full[i] == 1 && T->rest[i] < S->upper &&
+      cost < S->upper - T->rest[i]) {
+    if (level_push(&S->L, __builtin_popcountll(to), to) != 0) {
+      S->nomem = true;
+      return;
     }
-    return;
+    T->full[i] = 2;
   }
-  if (level_push(&S->L, __builtin_popcountll(to), to) != 0) {
-    S->nomem = true;
-    return;
-  }
-  T->full[i] = 1;
-  T->key[i] = to;
-  T->from[i] = from;
-  T->cost[i] = cost;
-  T->used++;
 }
 
 /* ---- the search -------------------------------------------------------- */
@@ -263,11 +439,47 @@ static bool must_stop(lt_search *S) {
   return S->stopped;
 }
 
+/* The traffic of group s + {v}, from cost_s, the traffic of s (every node
+ * of s before v in index order, v's writers in s or already run), and
+ * G->curmax, which it updates for s + {v}; the old values go on the undo
+ * stack.  v's writes all count: their readers come after v, outside the
+ * group so far.  A buffer of a writer in s that v reads is produced
+ * inside; its write stops counting when v was its last reader outside.
+ * Any other buffer v reads costs what v reads of it beyond the group's
+ * largest read so far.  This is solver_group_traffic's sum, built one
+ * node at a time. */
+static uint64_t add_node(lt_search *S, lt_mask s, int32_t v, uint64_t cost_s) {
+  lt_graph *G = &S->X;
+  lt_mask s2 = s | (lt_mask)1 << v;
+  uint64_t cost = cost_s + G->wbytes[v];
+  for (int32_t i = G->rstart[v]; i < G->rstart[v + 1]; i++) {
+    int32_t b = G->rd[i].buffer, w = G->writer[b];
+    if (w >= 0 && (s >> w & 1)) {
+      if (!G->output[b] && !(G->sets.readers[b] & ~s2))
+        cost -= G->bbytes[b];
+    } else if (G->rd[i].bytes > G->curmax[b]) {
+      cost += G->rd[i].bytes - G->curmax[b];
+      G->undo[S->undo_top++] = G->curmax[b];
+      G->undo[S->undo_top++] = (uint64_t)b;
+      G->curmax[b] = G->rd[i].bytes;
+    }
+  }
+  return cost;
+}
+
+/* Restores G->curmax down to undo-stack height mark. */
+static void undo_to(lt_search *S, int64_t mark) {
+  while (S->undo_top > mark) {
+    int32_t b = (int32_t)S->X.undo[--S->undo_top];
+    S->X.curmax[b] = S->X.undo[--S->undo_top];
+  }
+}
+
 /* Every legal group leaving state d (u: its unscheduled nodes) that
- * extends s (size nodes, all below index `from`) by nodes of index
- * `from` and up; each one relaxes the state it reaches. */
+ * extends s (size nodes, all below index `from`, traffic cost_s) by
+ * nodes of index `from` and up; each one relaxes the state it reaches. */
 static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
-                 int32_t from, uint64_t base) {
+                 int32_t from, uint64_t base, uint64_t cost_s) {
   const solver_node_sets *X = &S->X.sets;
   lt_mask cand = from >= 64 ? 0 : u & (~(lt_mask)0 << from);
   for (; cand; cand &= cand - 1) {
@@ -277,10 +489,13 @@ static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
     if (must_stop(S))
       return;
     lt_mask s2 = s | (lt_mask)1 << v;
+    int64_t mark = S->undo_top;
+    uint64_t cost = add_node(S, s, v, cost_s);
     if (connected(X, s2))
-      relax(S, d | s2, d, base + solver_group_traffic(&S->X.sets, s2));
+      relax(S, d | s2, d, base + cost);
     if (size + 1 < S->X.k)
-      grow(S, d, u, s2, size + 1, v + 1, base);
+      grow(S, d, u, s2, size + 1, v + 1, base, cost);
+    undo_to(S, mark);
   }
 }
 
@@ -296,7 +511,7 @@ static void run(lt_search *S) {
     for (int64_t i = 0; i < S->L.n[at] && !S->stopped && !S->nomem; i++) {
       lt_mask d = S->L.set[at][i];
       uint64_t base = S->T.cost[slot_of(&S->T, d)];
-      grow(S, d, S->X.all & ~d, 0, 0, 0, base);
+      grow(S, d, S->X.all & ~d, 0, 0, 0, base, 0);
     }
 }
 
@@ -335,11 +550,12 @@ static fp_status confirm(const lt_search *S, fp_plan *p, uint64_t traffic,
   return st;
 }
 
-fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
-                               double deadline,
-                               const volatile sig_atomic_t *cancel,
-                               fp_plan *plan, solver_lt_result *out,
-                               fp_error *err) {
+fp_status solver_least_traffic_below(const fp_graph *g, int32_t k,
+                                     uint64_t upper, int64_t budget,
+                                     double deadline,
+                                     const volatile sig_atomic_t *cancel,
+                                     fp_plan *plan, solver_lt_result *out,
+                                     fp_error *err) {
   memset(out, 0, sizeof *out);
   if (fp_graph_node_count(g) > SOLVER_LT_MAX_NODES || k < 1)
     return FP_OK;
@@ -348,12 +564,11 @@ fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
   S.budget = budget;
   S.deadline = deadline;
   S.cancel = cancel;
+  S.upper = upper;
+  S.nb = fp_graph_buffer_count(g);
   fp_plan *scratch = plan ? NULL : fp_plan_create();
   fp_status st = FP_OK;
-  S.X.n = fp_graph_node_count(g);
-  S.X.k = k;
-  S.X.all = S.X.n == 64 ? ~(lt_mask)0 : (((lt_mask)1 << S.X.n) - 1);
-  if ((!plan && !scratch) || solver_node_sets_init(&S.X.sets, g) != 0) {
+  if ((!plan && !scratch) || lt_graph_init(&S.X, g, k) != 0) {
     fp_plan_destroy(scratch);
     return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
   }
@@ -365,13 +580,27 @@ fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
   if (S.nomem)
     st = fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
   else if (!S.stopped) {
-    out->traffic = S.T.cost[slot_of(&S.T, S.X.all)];
-    st = confirm(&S, plan ? plan : scratch, out->traffic, err);
-    out->solved = st == FP_OK;
+    size_t at = slot_of(&S.T, S.X.all);
+    out->solved = true;
+    out->found = S.T.full[at] == 2; /* reached under the upper limit */
+    out->traffic = out->found ? S.T.cost[at] : upper;
+    if (out->found) {
+      st = confirm(&S, plan ? plan : scratch, out->traffic, err);
+      out->solved = st == FP_OK;
+    }
   }
   levels_free(&S.L);
   table_free(&S.T);
-  solver_node_sets_free(&S.X.sets);
+  lt_graph_free(&S.X);
   fp_plan_destroy(scratch);
   return st;
+}
+
+fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
+                               double deadline,
+                               const volatile sig_atomic_t *cancel,
+                               fp_plan *plan, solver_lt_result *out,
+                               fp_error *err) {
+  return solver_least_traffic_below(g, k, UINT64_MAX, budget, deadline, cancel,
+                                    plan, out, err);
 }

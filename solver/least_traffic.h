@@ -45,8 +45,12 @@ uint64_t solver_group_traffic(solver_node_sets *X, uint64_t s);
 
 /* What one search did. */
 typedef struct solver_lt_result {
-  bool solved;      /* finished: traffic is the least of any legal plan */
-  uint64_t traffic; /* when solved */
+  bool solved;      /* finished */
+  bool found;       /* solved with a plan under the upper limit: traffic is
+                       the least of any legal plan (always, without one) */
+  uint64_t traffic; /* when solved: the least traffic, or the upper limit
+                       when no plan is under it (then every legal plan
+                       moves at least that much) */
   int64_t work;     /* groups examined (the budget's unit) */
 } solver_lt_result;
 
@@ -64,5 +68,20 @@ fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
                                const volatile sig_atomic_t *cancel,
                                fp_plan *plan, solver_lt_result *out,
                                fp_error *err);
+
+/* The same search among the plans of traffic under `upper` only: a
+ * state whose traffic so far plus a bound on what the nodes left must
+ * still move (a sum over buffers) reaches `upper` is not expanded, which
+ * on a graph with a good plan known (upper: its traffic) leaves a
+ * fraction of the states.  out->found tells whether a plan under `upper`
+ * exists; when not (out->solved, !out->found), out->traffic is `upper`
+ * and no legal plan moves less; `plan` is then untouched.  Errors as
+ * solver_least_traffic, which is this with upper UINT64_MAX. */
+fp_status solver_least_traffic_below(const fp_graph *g, int32_t k,
+                                     uint64_t upper, int64_t budget,
+                                     double deadline,
+                                     const volatile sig_atomic_t *cancel,
+                                     fp_plan *plan, solver_lt_result *out,
+                                     fp_error *err);
 
 #endif

@@ -351,9 +351,14 @@ static bool exact_window(window_job *J) {
   solver_lt_result r;
   if (J->sp.objective != FP_OBJECTIVE_TRAFFIC || !J->S.g)
     return false;
-  J->st = solver_least_traffic(
-      J->S.g, fp_graph_max_fusion_size(J->S.g), WINDOW_SEARCH_BUDGET,
-      t0 + J->sp.time_limit_s / 2, J->sp.cancel, J->q, &r, &J->err);
+  /* Only plans under the window's current traffic matter: the search
+   * below it skips the states that cannot get there (least_traffic.h),
+   * and when none can, the current groups are optimal (r.traffic is then
+   * that limit). */
+  J->st = solver_least_traffic_below(
+      J->S.g, fp_graph_max_fusion_size(J->S.g), J->S.current_m.traffic_bytes,
+      WINDOW_SEARCH_BUDGET, t0 + J->sp.time_limit_s / 2, J->sp.cancel, J->q, &r,
+      &J->err);
   if (J->st != FP_OK || !r.solved)
     return J->st != FP_OK;
   if (r.traffic >= J->S.current_m.traffic_bytes)

@@ -4,7 +4,10 @@
  * optimum of the exhaustive reference and its plan is legal with that
  * figure; on generated graphs no heuristic plan or ILP plan moves less;
  * an exhausted budget, a passed deadline and a graph past its size are
- * outcomes (not solved), never a wrong figure.
+ * outcomes (not solved), never a wrong figure; the search below an upper
+ * limit finds the optimum when it is under the limit and proves the limit
+ * when it is not; the cluster search seeded by greedy (cluster_graph.h)
+ * equals the plain one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/util.h"
+#include "solver/cluster_graph.h"
 #include "solver/least_traffic.h"
 #include "solver/solver.h"
 #include "tests/testutil.h"
@@ -134,6 +138,70 @@ START_TEST(limits_are_outcomes) {
 }
 END_TEST
 
+/* The search below `upper` on g; its plan, when found, evaluates to its
+ * figure and is under the limit. */
+static solver_lt_result search_below(const fp_graph *g, uint64_t upper) {
+  fp_plan *p = fp_plan_create();
+  solver_lt_result r;
+  fp_error err;
+  fp_status st = solver_least_traffic_below(
+      g, fp_graph_max_fusion_size(g), upper, 1000000000, fp_clock_now() + 60,
+      NULL, p, &r, &err);
+  ck_assert_msg(st == FP_OK, "%s", err.msg);
+  ck_assert(r.solved);
+  if (r.found) {
+    ck_assert_uint_lt(r.traffic, upper);
+    ck_assert_uint_eq(tu_eval(g, p).traffic_bytes, r.traffic);
+  } else {
+    ck_assert_uint_eq(r.traffic, upper);
+  }
+  fp_plan_destroy(p);
+  return r;
+}
+
+/* Limits just above, at and below the exhaustive optimum: found with the
+ * optimum above it, not found (the limit proved) at or below it; the
+ * greedy-seeded cluster search finds the optimum too, with a plan. */
+START_TEST(below_an_upper_limit) {
+  tu_rng r = {20261205};
+  for (int i = 0; i < 300; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
+    uint64_t opt = exhaustive_traffic(g);
+    solver_lt_result res = search_below(g, opt + 1);
+    ck_assert_msg(res.found && res.traffic == opt, "graph %d: %llu vs %llu", i,
+                  (unsigned long long)res.traffic, (unsigned long long)opt);
+    res = search_below(g, opt);
+    ck_assert_msg(!res.found, "graph %d: found under the optimum", i);
+    if (opt > 0)
+      ck_assert(!search_below(g, opt - 1).found);
+    fp_plan *p = fp_plan_create();
+    fp_error err;
+    ck_assert(cluster_least_traffic(g, fp_graph_max_fusion_size(g), 1000000000,
+                                    fp_clock_now() + 60, NULL, p, &res,
+                                    &err) == FP_OK);
+    ck_assert(res.solved && res.found && res.traffic == opt);
+    ck_assert_uint_eq(tu_eval(g, p).traffic_bytes, opt);
+    fp_plan_destroy(p);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* A generated graph past the exhaustive size: the search below the plain
+ * search's optimum + 1 finds it, in fewer groups; at the optimum it
+ * proves that no plan moves less. */
+START_TEST(below_prunes_on_a_generated_graph) {
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 30, 1);
+  solver_lt_result full = search(g, 2000000000, 300);
+  ck_assert(full.solved);
+  solver_lt_result res = search_below(g, full.traffic + 1);
+  ck_assert(res.found && res.traffic == full.traffic);
+  ck_assert_int_lt(res.work, full.work);
+  ck_assert(!search_below(g, full.traffic).found);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("least_traffic");
   TCase *tc = tcase_create("exact least traffic");
@@ -141,6 +209,8 @@ int main(void) {
   tcase_add_test(tc, equals_exhaustive_on_random_graphs);
   tcase_add_test(tc, no_plan_beats_it_on_generated_graphs);
   tcase_add_test(tc, limits_are_outcomes);
+  tcase_add_test(tc, below_an_upper_limit);
+  tcase_add_test(tc, below_prunes_on_a_generated_graph);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
