@@ -145,8 +145,8 @@ trap 'rm -f "$tmp"' EXIT
   # shellcheck disable=SC2086
   "$builddir/bench/bench_auto" "${FP_BENCH_AUTO_S:-60}" \
     ${FP_BENCH_AUTO:-transformer:1000 convnet:1000 random:1000 mlp:1000 \
-      transformer:3000 convnet:3000 random:3000 transformer:10000 \
-      convnet:10000} $(for g in volo_d1_224.bwd volo_d1_224.fwd resnet50.bwd \
+      transformer:3000 convnet:3000 random:3000 mlp:3000 transformer:10000 \
+      convnet:10000 random:10000 mlp:10000} $(for g in volo_d1_224.bwd volo_d1_224.fwd resnet50.bwd \
       deit_small_patch16_224.bwd convnext_tiny.bwd gpt2.bwd; do
       ls "$srcdir/data/graphs/$g.json.gz" 2>/dev/null; done)
   wait
