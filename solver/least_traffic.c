@@ -413,7 +413,8 @@ static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
     T->key[i] = to;
     T->from[i] = from;
     T->cost[i] = cost;
-    T->rest[i] = rest(&S->X, S->nb, to);
+    /* Without an upper limit nothing is pruned: skip the O(buffers) sum. */
+    T->rest[i] = S->upper == UINT64_MAX ? 0 : rest(&S->X, S->nb, to);
     T->used++;
   }
   if (T->full[i] == 1 && T->rest[i] < S->upper &&
