@@ -423,3 +423,88 @@ fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
   fp_graph_destroy(rg);
   return st;
 }
+
+/* Groups the guided search of solver_exact_traffic, and each part of its
+ * guide, may examine: a few seconds each on this project's machine. */
+#define EXACT_SEARCH_BUDGET 200000000
+#define GUIDE_PART_BUDGET 50000000
+
+/* The partition of cuts with the largest total (NULL when none). */
+static const solver_partition *best_partition(const solver_cuts *cuts) {
+  const solver_partition *best = NULL;
+  for (int32_t i = 0; i < cuts->n; i++)
+    if (cuts->part[i].count > 0 && (!best || cuts->part[i].total > best->total))
+      best = &cuts->part[i];
+  return best;
+}
+
+/* The guided search below rising limits: just above the bound first
+ * (is it reached?), then an eighth of the way to `upper`, where few
+ * states are worth expanding, then `upper`.  A stage that finds nothing proves
+ * its limit (*lb rises to it); one that finds a plan has found the optimum, as
+ * every plan under its limit was in its reach.  *out is the last stage's. */
+static fp_status ladder(const fp_graph *h, int32_t k, solver_lt_limits *lim,
+                        const solver_lt_guide *guide, uint64_t upper,
+                        double deadline, const volatile sig_atomic_t *cancel,
+                        fp_plan *plan, solver_lt_result *out, uint64_t *lb,
+                        fp_error *err) {
+  static const double steps[] = {0, 1.0 / 8, 1};
+  fp_status st = FP_OK;
+  uint64_t from = solver_lt_guide_bound(guide);
+  *lb = from > *lb ? from : *lb;
+  for (int i = 0; i < 3 && st == FP_OK; i++) {
+    lim->upper = i == 2 || *lb >= upper
+                     ? upper
+                     : *lb + 1 + (uint64_t)((double)(upper - *lb) * steps[i]);
+    lim->upper = lim->upper > upper ? upper : lim->upper;
+    if (i < 2 && lim->upper <= *lb)
+      continue;
+    st = solver_least_traffic_guided(h, k, lim, guide, EXACT_SEARCH_BUDGET,
+                                     deadline, cancel, plan, out, err);
+    if (st != FP_OK || !out->solved || out->found)
+      break;
+    *lb = lim->upper > *lb ? lim->upper : *lb;
+  }
+  return st;
+}
+
+fp_status solver_exact_traffic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t upper, double time_s, fp_plan *plan,
+                               solver_lt_result *out, uint64_t *lb,
+                               fp_error *err) {
+  double deadline = fp_clock_now() + time_s;
+  int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
+                                       : fp_graph_max_fusion_size(g);
+  solver_cuts cuts = {0};
+  solver_lt_guide *guide = NULL;
+  memset(out, 0, sizeof *out);
+  if (fp_graph_node_count(g) > SOLVER_LT_MAX_NODES || time_s <= 0)
+    return FP_OK;
+  solver_lt_limits lim;
+  solver_lt_limits_init(&lim);
+  lim.upper = upper;
+  lim.by_peak = true;
+  fp_graph *rg = NULL; /* the pairs the limit keeps apart: more pruning */
+  fp_status st = FP_OK;
+  if (prm->peak_limit != FP_NO_LIMIT) {
+    lim.peak_limit = prm->peak_limit;
+    st = prm->peak_limit ? FP_OK : solver_eager_peak(g, &lim.peak_limit, err);
+    if (st == FP_OK)
+      st = solver_peak_restricted(g, prm, &rg, err);
+  }
+  const fp_graph *h = rg ? rg : g;
+  if (st == FP_OK)
+    st = solver_traffic_cuts(h, prm, time_s / 4, &cuts, err);
+  const solver_partition *best = st == FP_OK ? best_partition(&cuts) : NULL;
+  bool complete = false;
+  if (best)
+    st = cluster_guide(h, best->of, best->count, k, GUIDE_PART_BUDGET, deadline,
+                       prm->cancel, &guide, &complete, err);
+  if (st == FP_OK && fp_clock_now() < deadline)
+    st = ladder(h, k, &lim, guide, upper, deadline, prm->cancel, plan, out, lb,
+                err);
+  solver_lt_guide_destroy(guide);
+  solver_cuts_free(&cuts);
+  fp_graph_destroy(rg);
+  return st;
+}

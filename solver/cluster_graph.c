@@ -356,3 +356,67 @@ fp_status cluster_least_traffic(const fp_graph *sg, int32_t k, int64_t budget,
   fp_plan_destroy(q);
   return st;
 }
+
+int cluster_buffer_lists(const fp_graph *g, const int32_t *of, int32_t count,
+                         int32_t **start, int32_t **list) {
+  int32_t nb = fp_graph_buffer_count(g);
+  *start = calloc((size_t)count + 2, sizeof **start);
+  *list = malloc(((size_t)nb + 1) * sizeof **list);
+  if (!*start || !*list) {
+    free(*start);
+    free(*list);
+    *start = *list = NULL;
+    return -1;
+  }
+  for (int32_t b = 0; b < nb; b++)
+    if (of[b] >= 0)
+      (*start)[of[b] + 2]++;
+  for (int32_t c = 0; c < count; c++)
+    (*start)[c + 2] += (*start)[c + 1];
+  for (int32_t b = 0; b < nb; b++) /* ascending within each cluster */
+    if (of[b] >= 0)
+      (*list)[(*start)[of[b] + 1]++] = b;
+  return 0;
+}
+
+fp_status cluster_guide(const fp_graph *g, const int32_t *of, int32_t count,
+                        int32_t k, int64_t budget, double deadline,
+                        const volatile sig_atomic_t *cancel,
+                        solver_lt_guide **guide, bool *complete,
+                        fp_error *err) {
+  cluster_build B;
+  int32_t *start = NULL, *list = NULL;
+  fp_status st = FP_OK;
+  *complete = false;
+  *guide = solver_lt_guide_create();
+  if (!*guide || cluster_build_init(&B, g) != 0 ||
+      cluster_buffer_lists(g, of, count, &start, &list) != 0) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  B.of = of;
+  B.size = SOLVER_LT_MAX_NODES;
+  bool added = true;
+  for (int32_t c = 0; st == FP_OK && added && c < count; c++) {
+    B.bufs = list + start[c];
+    B.n_bufs = start[c + 1] - start[c];
+    if (B.n_bufs == 0)
+      continue;
+    st = cluster_build_graph(&B, c, k, err);
+    if (st == FP_OK)
+      st = solver_lt_guide_add(*guide, B.sg, B.members, k, budget, deadline,
+                               cancel, &added, err);
+    fp_graph_destroy(B.sg);
+    B.sg = NULL;
+  }
+  *complete = st == FP_OK && added;
+fail:
+  cluster_build_free(&B);
+  free(start);
+  free(list);
+  if (st != FP_OK) {
+    solver_lt_guide_destroy(*guide);
+    *guide = NULL;
+  }
+  return st;
+}

@@ -84,4 +84,24 @@ fp_status cluster_least_traffic(const fp_graph *sg, int32_t k, int64_t budget,
                                 fp_plan *plan, solver_lt_result *out,
                                 fp_error *err);
 
+/* The buffers of each of the `count` clusters of `of` (buffer ->
+ * cluster, -1 for none), ascending, as CSR: cluster c's are
+ * (*list)[(*start)[c] .. (*start)[c + 1]).  0, or -1 when out of memory
+ * (nothing to free then). */
+int cluster_buffer_lists(const fp_graph *g, const int32_t *of, int32_t count,
+                         int32_t **start, int32_t **list);
+
+/* A guide for searching g below an upper limit (least_traffic.h) from
+ * the partition `of` of its buffers into `count` clusters: one part per
+ * cluster, its cluster graph with fusion limit k, each enumerated within
+ * `budget` groups, all by `deadline` (or *cancel).  *guide (the caller
+ * destroys it) holds the parts made; *complete tells whether every
+ * cluster got one (a cluster out of budget or time ends the building:
+ * the guide is then weaker, still valid).  FP_OK, FP_ENOMEM (then *guide
+ * is NULL) or a graph error. */
+fp_status cluster_guide(const fp_graph *g, const int32_t *of, int32_t count,
+                        int32_t k, int64_t budget, double deadline,
+                        const volatile sig_atomic_t *cancel,
+                        solver_lt_guide **guide, bool *complete, fp_error *err);
+
 #endif

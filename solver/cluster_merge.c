@@ -96,23 +96,11 @@ static void round_free(merger *M) {
 /* The buffers of each cluster of M->P, ascending, into M->C.  0, or -1
  * when out of memory. */
 static int clusters_of(merger *M) {
-  int32_t nb = fp_graph_buffer_count(M->g), nc = M->P->count, n = 0;
   memset(&M->C, 0, sizeof M->C);
-  M->C.count = nc;
+  M->C.count = M->P->count;
   M->C.of = M->P->of;
-  M->C.start = calloc((size_t)nc + 2, sizeof *M->C.start);
-  M->C.list = malloc(((size_t)nb + 1) * sizeof *M->C.list);
-  if (!M->C.start || !M->C.list)
-    return -1;
-  for (int32_t b = 0; b < nb; b++)
-    if (M->P->of[b] >= 0)
-      M->C.start[M->P->of[b] + 2]++, n++;
-  for (int32_t c = 0; c < nc; c++)
-    M->C.start[c + 2] += M->C.start[c + 1];
-  for (int32_t b = 0; b < nb; b++) /* ascending within each cluster */
-    if (M->P->of[b] >= 0)
-      M->C.list[M->C.start[M->P->of[b] + 1]++] = b;
-  return 0;
+  return cluster_buffer_lists(M->g, M->P->of, M->P->count, &M->C.start,
+                              &M->C.list);
 }
 
 /* The nodes N(S) of cluster c, each once, into out (when not NULL), in

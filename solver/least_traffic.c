@@ -48,12 +48,15 @@ typedef struct lt_graph {
   int32_t rstart[SOLVER_LT_MAX_NODES + 1];
   lt_read *rd;
   uint64_t wbytes[SOLVER_LT_MAX_NODES];
-  int32_t *writer;  /* per buffer */
-  uint64_t *bbytes; /* per buffer */
-  uint8_t *output;  /* per buffer */
-  uint64_t *curmax; /* per buffer: largest read of it from memory by
-                       the group being grown (0 when none) */
-  uint64_t *undo;   /* stack of curmax values to restore */
+  int32_t *writer;   /* per buffer */
+  uint64_t *bbytes;  /* per buffer */
+  uint8_t *output;   /* per buffer */
+  uint8_t *freeable; /* per buffer: a freeable input that is read and not
+                        an output (live until its last reader runs) */
+  uint64_t resident; /* fp_graph_resident_bytes */
+  uint64_t *curmax;  /* per buffer: largest read of it from memory by
+                        the group being grown (0 when none) */
+  uint64_t *undo;    /* stack of curmax values to restore */
   /* For the bound on what the nodes not yet run must still move (rest):
    * per buffer, the share that is certain while its writer has not run,
    * and its readers by their read bytes, largest first (CSR). */
@@ -71,8 +74,25 @@ typedef struct lt_table {
   size_t cap, used; /* cap a power of two, used <= cap / 2 */
   lt_mask *key, *from;
   uint64_t *cost, *rest;
+  uint64_t *peak; /* the path's largest live bytes (when tracked) */
   uint8_t *full;
 } lt_table;
+
+/* One part of a guide: a cluster graph whose node i is node node[i] of
+ * the graph searched, and its states (sets of its nodes, bit i: node i)
+ * with, in rest, the least traffic of completing it from each. */
+typedef struct lt_part {
+  int32_t n;
+  int32_t node[SOLVER_LT_MAX_NODES];
+  lt_table T;
+} lt_part;
+
+/* The parts' cluster graphs hold disjoint sets of the buffers with bytes
+ * (least_traffic.h). */
+struct solver_lt_guide {
+  int32_t count, cap;
+  lt_part *part;
+};
 
 /* States by the number of nodes they hold. */
 typedef struct lt_levels {
@@ -85,8 +105,20 @@ typedef struct lt_search {
   lt_table T;
   lt_levels L;
   int64_t budget, work, undo_top;
-  uint64_t upper; /* only plans of less traffic are searched */
-  int32_t nb;     /* buffers of the graph */
+  uint64_t upper;               /* only plans of less traffic are searched */
+  int32_t nb;                   /* buffers of the graph */
+  const solver_lt_guide *guide; /* NULL: rest alone bounds what is left */
+  /* The backward pass of the cost to go (togo_pass): grow then takes,
+   * over the groups leaving a state, the least group cost plus the cost
+   * to go of the state reached, into best. */
+  bool pull;
+  uint64_t best;
+  /* With peaks: every step's live bytes are at most limit, and among
+   * paths of equal cost a state keeps the one of least peak.  live0: the
+   * live bytes of the state being expanded before its group's writes;
+   * dpeak: its path's peak. */
+  bool peaks;
+  uint64_t limit, live0, dpeak;
   double deadline;
   const volatile sig_atomic_t *cancel;
   bool stopped, nomem;
@@ -193,6 +225,7 @@ static void lt_graph_free(lt_graph *G) {
   free(G->writer);
   free(G->bbytes);
   free(G->output);
+  free(G->freeable);
   free(G->curmax);
   free(G->undo);
   free(G->forced);
@@ -273,9 +306,10 @@ static int lt_graph_init(lt_graph *G, const fp_graph *g, int32_t k) {
   G->writer = malloc(((size_t)nb + 1) * sizeof *G->writer);
   G->bbytes = malloc(((size_t)nb + 1) * sizeof *G->bbytes);
   G->output = malloc((size_t)nb + 1);
+  G->freeable = malloc((size_t)nb + 1);
   G->curmax = calloc((size_t)nb + 1, sizeof *G->curmax);
   if (!G->rd || !G->undo || !G->writer || !G->bbytes || !G->output ||
-      !G->curmax || solver_node_sets_init(&G->sets, g) != 0) {
+      !G->freeable || !G->curmax || solver_node_sets_init(&G->sets, g) != 0) {
     lt_graph_free(G);
     return -1;
   }
@@ -284,7 +318,10 @@ static int lt_graph_init(lt_graph *G, const fp_graph *g, int32_t k) {
     G->writer[b] = buf->writer;
     G->bbytes[b] = buf->bytes;
     G->output[b] = buf->output;
+    G->freeable[b] =
+        buf->input && buf->freeable && !buf->output && buf->n_readers > 0;
   }
+  G->resident = fp_graph_resident_bytes(g);
   for (int32_t v = 0; v < n; v++) {
     const fp_node *nd = fp_graph_node(g, v);
     G->rstart[v + 1] = G->rstart[v] + distinct_reads(G, g, v);
@@ -331,6 +368,7 @@ static void table_free(lt_table *T) {
   free(T->from);
   free(T->cost);
   free(T->rest);
+  free(T->peak);
   free(T->full);
   memset(T, 0, sizeof *T);
 }
@@ -352,8 +390,9 @@ static int table_init(lt_table *T, size_t cap) {
   T->from = malloc(cap * sizeof *T->from);
   T->cost = malloc(cap * sizeof *T->cost);
   T->rest = malloc(cap * sizeof *T->rest);
+  T->peak = malloc(cap * sizeof *T->peak);
   T->full = calloc(cap, 1);
-  if (T->key && T->from && T->cost && T->rest && T->full)
+  if (T->key && T->from && T->cost && T->rest && T->peak && T->full)
     return 0;
   table_free(T);
   return -1;
@@ -372,11 +411,38 @@ static int table_grow(lt_table *T) {
       N.from[j] = T->from[i];
       N.cost[j] = T->cost[i];
       N.rest[j] = T->rest[i];
+      N.peak[j] = T->peak[i];
     }
   N.used = T->used;
   table_free(T);
   *T = N;
   return 0;
+}
+
+/* The guide's bound on what the nodes not in d must still move: the sum
+ * of each part's cost to go from the nodes of d it holds.  d is a set
+ * every writer of whose members is in it, so its share of a part is a
+ * state of the part's search (its cluster graph's order is the graph's). */
+static uint64_t guide_rest(const solver_lt_guide *G, lt_mask d) {
+  uint64_t sum = 0;
+  for (int32_t p = 0; p < G->count; p++) {
+    const lt_part *P = &G->part[p];
+    lt_mask local = 0;
+    for (int32_t j = 0; j < P->n; j++)
+      local |= (d >> P->node[j] & 1) << j;
+    size_t i = slot_of(&P->T, local);
+    if (P->T.full[i]) /* always: else the bound only gets weaker */
+      sum += P->T.rest[i];
+  }
+  return sum;
+}
+
+/* What the nodes not in d must still move, at least: the larger of the
+ * two bounds, both valid for every completion of d. */
+static uint64_t state_rest(const lt_search *S, lt_mask d) {
+  uint64_t r = rest(&S->X, S->nb, d);
+  uint64_t h = S->guide ? guide_rest(S->guide, d) : 0;
+  return h > r ? h : r;
 }
 
 static int level_push(lt_levels *L, int32_t at, lt_mask s) {
@@ -392,11 +458,15 @@ static int level_push(lt_levels *L, int32_t at, lt_mask s) {
   return 0;
 }
 
-/* Records that `to` is reached from `from` at `cost` when that is less
- * than known; a state joins its level once its cost plus the bound on
- * what is left is under the upper limit (states at or over it cannot
- * lead to a plan under it).  Sets S->nomem on failure. */
-static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
+/* Records that `to` is reached from `from` at `cost`, its path's peak
+ * `peak`, when that is less than known (with peaks: the cost, then the
+ * peak; taking the least peak among equal costs is exact for the pair,
+ * as neither a sum nor a maximum ever reverses their order); a state
+ * joins its level once its cost plus the bound on what is left is under
+ * the upper limit (states at or over it cannot lead to a plan under
+ * it).  Sets S->nomem on failure. */
+static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost,
+                  uint64_t peak) {
   lt_table *T = &S->T;
   if (T->used + 1 > T->cap / 2 && table_grow(T) != 0) {
     S->nomem = true;
@@ -404,17 +474,19 @@ static void relax(lt_search *S, lt_mask to, lt_mask from, uint64_t cost) {
   }
   size_t i = slot_of(T, to);
   if (T->full[i]) {
-    if (cost >= T->cost[i])
+    if (cost > T->cost[i] || (cost == T->cost[i] && peak >= T->peak[i]))
       return;
     T->cost[i] = cost;
+    T->peak[i] = peak;
     T->from[i] = from;
   } else {
     T->full[i] = 1;
     T->key[i] = to;
     T->from[i] = from;
     T->cost[i] = cost;
+    T->peak[i] = peak;
     /* Without an upper limit nothing is pruned: skip the O(buffers) sum. */
-    T->rest[i] = S->upper == UINT64_MAX ? 0 : rest(&S->X, S->nb, to);
+    T->rest[i] = S->upper == UINT64_MAX ? 0 : state_rest(S, to);
     T->used++;
   }
   if (T->full[i] == 1 && T->rest[i] < S->upper &&
@@ -448,16 +520,21 @@ static bool must_stop(lt_search *S) {
  * inside; its write stops counting when v was its last reader outside.
  * Any other buffer v reads costs what v reads of it beyond the group's
  * largest read so far.  This is solver_group_traffic's sum, built one
- * node at a time. */
-static uint64_t add_node(lt_search *S, lt_mask s, int32_t v, uint64_t cost_s) {
+ * node at a time.  *writes gets the same changes to the bytes the group
+ * writes (each of them is live during its step). */
+static uint64_t add_node(lt_search *S, lt_mask s, int32_t v, uint64_t cost_s,
+                         uint64_t *writes) {
   lt_graph *G = &S->X;
   lt_mask s2 = s | (lt_mask)1 << v;
   uint64_t cost = cost_s + G->wbytes[v];
+  *writes += G->wbytes[v];
   for (int32_t i = G->rstart[v]; i < G->rstart[v + 1]; i++) {
     int32_t b = G->rd[i].buffer, w = G->writer[b];
     if (w >= 0 && (s >> w & 1)) {
-      if (!G->output[b] && !(G->sets.readers[b] & ~s2))
+      if (!G->output[b] && !(G->sets.readers[b] & ~s2)) {
         cost -= G->bbytes[b];
+        *writes -= G->bbytes[b];
+      }
     } else if (G->rd[i].bytes > G->curmax[b]) {
       cost += G->rd[i].bytes - G->curmax[b];
       G->undo[S->undo_top++] = G->curmax[b];
@@ -468,6 +545,14 @@ static uint64_t add_node(lt_search *S, lt_mask s, int32_t v, uint64_t cost_s) {
   return cost;
 }
 
+/* The backward pass's step: a group of traffic `cost` leads to state
+ * `to`, whose cost to go is final (it holds more nodes). */
+static void pull(lt_search *S, lt_mask to, uint64_t cost) {
+  size_t i = slot_of(&S->T, to);
+  if (S->T.full[i] && cost + S->T.rest[i] < S->best)
+    S->best = cost + S->T.rest[i];
+}
+
 /* Restores G->curmax down to undo-stack height mark. */
 static void undo_to(lt_search *S, int64_t mark) {
   while (S->undo_top > mark) {
@@ -476,11 +561,27 @@ static void undo_to(lt_search *S, int64_t mark) {
   }
 }
 
+/* The step of group s2 (writing `writes` bytes) from state d, for the
+ * search: the cost to go of the backward pass, or the state reached,
+ * with peaks only when the step's live bytes fit the limit. */
+static void step(lt_search *S, lt_mask d, lt_mask s2, uint64_t cost,
+                 uint64_t writes) {
+  if (S->pull)
+    pull(S, d | s2, cost);
+  else if (!S->peaks)
+    relax(S, d | s2, d, cost, 0);
+  else if (S->live0 + writes <= S->limit)
+    relax(S, d | s2, d, cost,
+          S->live0 + writes > S->dpeak ? S->live0 + writes : S->dpeak);
+}
+
 /* Every legal group leaving state d (u: its unscheduled nodes) that
- * extends s (size nodes, all below index `from`, traffic cost_s) by
- * nodes of index `from` and up; each one relaxes the state it reaches. */
+ * extends s (size nodes, all below index `from`, traffic cost_s, writing
+ * writes_s bytes) by nodes of index `from` and up; each one is a step
+ * from d, at cost base + its traffic. */
 static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
-                 int32_t from, uint64_t base, uint64_t cost_s) {
+                 int32_t from, uint64_t base, uint64_t cost_s,
+                 uint64_t writes_s) {
   const solver_node_sets *X = &S->X.sets;
   lt_mask cand = from >= 64 ? 0 : u & (~(lt_mask)0 << from);
   for (; cand; cand &= cand - 1) {
@@ -491,11 +592,12 @@ static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
       return;
     lt_mask s2 = s | (lt_mask)1 << v;
     int64_t mark = S->undo_top;
-    uint64_t cost = add_node(S, s, v, cost_s);
+    uint64_t writes = writes_s;
+    uint64_t cost = add_node(S, s, v, cost_s, &writes);
     if (connected(X, s2))
-      relax(S, d | s2, d, base + cost);
+      step(S, d, s2, base + cost, writes);
     if (size + 1 < S->X.k)
-      grow(S, d, u, s2, size + 1, v + 1, base, cost);
+      grow(S, d, u, s2, size + 1, v + 1, base, cost, writes);
     undo_to(S, mark);
   }
 }
@@ -505,14 +607,38 @@ static void levels_free(lt_levels *L) {
     free(L->set[i]);
 }
 
+/* The bytes live during every step run from state d, before the step's
+ * own writes (the evaluator's lifetimes, model/eval.c): the resident
+ * inputs, each freeable input some reader of which has not run, and each
+ * buffer written in d that is an output or has a reader not in d (it is
+ * then materialized: that reader runs in a later group).  A function of
+ * d alone, so the live bytes of a step are d's plus its group's writes,
+ * and a plan's peak is the largest over its steps. */
+static uint64_t live_base(const lt_search *S, lt_mask d) {
+  const lt_graph *G = &S->X;
+  uint64_t sum = G->resident;
+  for (int32_t b = 0; b < S->nb; b++) {
+    int32_t w = G->writer[b];
+    bool unread = (G->sets.readers[b] & ~d) != 0;
+    if (w < 0 ? G->freeable[b] && unread
+              : (d >> w & 1) && (G->output[b] || unread))
+      sum += G->bbytes[b];
+  }
+  return sum;
+}
+
 /* Runs the search over every level; the answer is the state `all`. */
 static void run(lt_search *S) {
-  relax(S, 0, 0, 0);
+  relax(S, 0, 0, 0, 0);
   for (int32_t at = 0; at < S->X.n && !S->stopped && !S->nomem; at++)
     for (int64_t i = 0; i < S->L.n[at] && !S->stopped && !S->nomem; i++) {
       lt_mask d = S->L.set[at][i];
-      uint64_t base = S->T.cost[slot_of(&S->T, d)];
-      grow(S, d, S->X.all & ~d, 0, 0, 0, base, 0);
+      size_t slot = slot_of(&S->T, d);
+      if (S->peaks) {
+        S->live0 = live_base(S, d);
+        S->dpeak = S->T.peak[slot];
+      }
+      grow(S, d, S->X.all & ~d, 0, 0, 0, S->T.cost[slot], 0, 0);
     }
 }
 
@@ -536,8 +662,10 @@ static fp_status path_plan(const lt_search *S, fp_plan *p, fp_error *err) {
 }
 
 /* The evaluator's figure for the path found must be the search's. */
+/* The evaluator's figures for the path found must be the search's: its
+ * traffic, and with peaks its peak. */
 static fp_status confirm(const lt_search *S, fp_plan *p, uint64_t traffic,
-                         fp_error *err) {
+                         uint64_t peak, fp_error *err) {
   fp_metrics m;
   fp_status st = path_plan(S, p, err);
   if (st == FP_OK)
@@ -548,6 +676,88 @@ static fp_status confirm(const lt_search *S, fp_plan *p, uint64_t traffic,
                       "evaluator's %llu",
                       (unsigned long long)traffic,
                       (unsigned long long)m.traffic_bytes);
+  if (st == FP_OK && S->peaks && m.peak_bytes != peak)
+    st = fp_error_set(err, FP_EINTERNAL,
+                      "least traffic: search peak %llu disagrees with the "
+                      "evaluator's %llu",
+                      (unsigned long long)peak,
+                      (unsigned long long)m.peak_bytes);
+  return st;
+}
+
+/* Sets up S for g under fusion limit k, searching below upper.  FP_OK,
+ * or FP_ENOMEM (S is then freed). */
+static fp_status search_init(lt_search *S, const fp_graph *g, int32_t k,
+                             uint64_t upper, int64_t budget, double deadline,
+                             const volatile sig_atomic_t *cancel,
+                             fp_error *err) {
+  memset(S, 0, sizeof *S);
+  S->budget = budget;
+  S->deadline = deadline;
+  S->cancel = cancel;
+  S->upper = upper;
+  S->nb = fp_graph_buffer_count(g);
+  if (lt_graph_init(&S->X, g, k) != 0)
+    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  if (table_init(&S->T, 64) != 0) {
+    lt_graph_free(&S->X);
+    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  }
+  return FP_OK;
+}
+
+static void search_free(lt_search *S) {
+  levels_free(&S->L);
+  table_free(&S->T);
+  lt_graph_free(&S->X);
+}
+
+void solver_lt_limits_init(solver_lt_limits *lim) {
+  lim->upper = UINT64_MAX;
+  lim->peak_limit = UINT64_MAX;
+  lim->by_peak = false;
+}
+
+fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
+                                      const solver_lt_limits *lim,
+                                      const solver_lt_guide *guide,
+                                      int64_t budget, double deadline,
+                                      const volatile sig_atomic_t *cancel,
+                                      fp_plan *plan, solver_lt_result *out,
+                                      fp_error *err) {
+  uint64_t upper = lim->upper;
+  memset(out, 0, sizeof *out);
+  if (fp_graph_node_count(g) > SOLVER_LT_MAX_NODES || k < 1)
+    return FP_OK;
+  lt_search S;
+  fp_plan *scratch = plan ? NULL : fp_plan_create();
+  if (!plan && !scratch)
+    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  fp_status st = search_init(&S, g, k, upper, budget, deadline, cancel, err);
+  if (st != FP_OK) {
+    fp_plan_destroy(scratch);
+    return st;
+  }
+  S.guide = guide && guide->count > 0 ? guide : NULL;
+  S.peaks = lim->by_peak || lim->peak_limit != UINT64_MAX;
+  S.limit = lim->peak_limit;
+  run(&S);
+  out->work = S.work;
+  if (S.nomem)
+    st = fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  else if (!S.stopped) {
+    size_t at = slot_of(&S.T, S.X.all);
+    out->solved = true;
+    out->found = S.T.full[at] == 2; /* reached under the upper limit */
+    out->traffic = out->found ? S.T.cost[at] : upper;
+    out->peak = out->found && S.peaks ? S.T.peak[at] : 0;
+    if (out->found) {
+      st = confirm(&S, plan ? plan : scratch, out->traffic, out->peak, err);
+      out->solved = st == FP_OK;
+    }
+  }
+  search_free(&S);
+  fp_plan_destroy(scratch);
   return st;
 }
 
@@ -557,44 +767,11 @@ fp_status solver_least_traffic_below(const fp_graph *g, int32_t k,
                                      const volatile sig_atomic_t *cancel,
                                      fp_plan *plan, solver_lt_result *out,
                                      fp_error *err) {
-  memset(out, 0, sizeof *out);
-  if (fp_graph_node_count(g) > SOLVER_LT_MAX_NODES || k < 1)
-    return FP_OK;
-  lt_search S;
-  memset(&S, 0, sizeof S);
-  S.budget = budget;
-  S.deadline = deadline;
-  S.cancel = cancel;
-  S.upper = upper;
-  S.nb = fp_graph_buffer_count(g);
-  fp_plan *scratch = plan ? NULL : fp_plan_create();
-  fp_status st = FP_OK;
-  if ((!plan && !scratch) || lt_graph_init(&S.X, g, k) != 0) {
-    fp_plan_destroy(scratch);
-    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
-  }
-  if (table_init(&S.T, 64) == 0)
-    run(&S);
-  else
-    S.nomem = true;
-  out->work = S.work;
-  if (S.nomem)
-    st = fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
-  else if (!S.stopped) {
-    size_t at = slot_of(&S.T, S.X.all);
-    out->solved = true;
-    out->found = S.T.full[at] == 2; /* reached under the upper limit */
-    out->traffic = out->found ? S.T.cost[at] : upper;
-    if (out->found) {
-      st = confirm(&S, plan ? plan : scratch, out->traffic, err);
-      out->solved = st == FP_OK;
-    }
-  }
-  levels_free(&S.L);
-  table_free(&S.T);
-  lt_graph_free(&S.X);
-  fp_plan_destroy(scratch);
-  return st;
+  solver_lt_limits lim;
+  solver_lt_limits_init(&lim);
+  lim.upper = upper;
+  return solver_least_traffic_guided(g, k, &lim, NULL, budget, deadline, cancel,
+                                     plan, out, err);
 }
 
 fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
@@ -604,4 +781,90 @@ fp_status solver_least_traffic(const fp_graph *g, int32_t k, int64_t budget,
                                fp_error *err) {
   return solver_least_traffic_below(g, k, UINT64_MAX, budget, deadline, cancel,
                                     plan, out, err);
+}
+
+/* ---- guides: the cost to go of cluster graphs --------------------------- */
+
+/* The backward pass over the states the forward one found (every state:
+ * nothing was pruned), most nodes first: each state's cost to go is the
+ * least, over the groups leaving it, of the group's traffic plus the cost
+ * to go of the state it reaches, which holds more nodes and is final.
+ * Into T.rest (the forward pass left 0 there). */
+static void togo_pass(lt_search *S) {
+  S->T.rest[slot_of(&S->T, S->X.all)] = 0;
+  S->pull = true;
+  for (int32_t at = S->X.n - 1; at >= 0 && !S->stopped && !S->nomem; at--)
+    for (int64_t i = 0; i < S->L.n[at] && !S->stopped && !S->nomem; i++) {
+      lt_mask d = S->L.set[at][i];
+      S->best = UINT64_MAX;
+      grow(S, d, S->X.all & ~d, 0, 0, 0, 0, 0, 0);
+      S->T.rest[slot_of(&S->T, d)] = S->best;
+    }
+}
+
+solver_lt_guide *solver_lt_guide_create(void) {
+  return calloc(1, sizeof(solver_lt_guide));
+}
+
+void solver_lt_guide_destroy(solver_lt_guide *G) {
+  if (!G)
+    return;
+  for (int32_t p = 0; p < G->count; p++)
+    table_free(&G->part[p].T);
+  free(G->part);
+  free(G);
+}
+
+int32_t solver_lt_guide_parts(const solver_lt_guide *G) {
+  return G ? G->count : 0;
+}
+
+/* Room for one more part.  -1 when out of memory. */
+static int guide_reserve(solver_lt_guide *G) {
+  if (G->count < G->cap)
+    return 0;
+  int32_t cap = G->cap ? 2 * G->cap : 8;
+  lt_part *p = realloc(G->part, (size_t)cap * sizeof *p);
+  if (!p)
+    return -1;
+  G->part = p;
+  G->cap = cap;
+  return 0;
+}
+
+fp_status solver_lt_guide_add(solver_lt_guide *G, const fp_graph *sg,
+                              const int32_t *node, int32_t k, int64_t budget,
+                              double deadline,
+                              const volatile sig_atomic_t *cancel, bool *added,
+                              fp_error *err) {
+  int32_t n = fp_graph_node_count(sg);
+  *added = false;
+  if (n > SOLVER_LT_MAX_NODES || k < 1)
+    return FP_OK;
+  if (guide_reserve(G) != 0)
+    return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  lt_search S;
+  fp_status st =
+      search_init(&S, sg, k, UINT64_MAX, budget, deadline, cancel, err);
+  if (st != FP_OK)
+    return st;
+  run(&S);
+  if (!S.stopped && !S.nomem)
+    togo_pass(&S);
+  if (S.nomem)
+    st = fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
+  else if (!S.stopped) {
+    lt_part *P = &G->part[G->count++];
+    P->n = n;
+    memcpy(P->node, node, (size_t)n * sizeof *node);
+    P->T = S.T; /* handed over */
+    memset(&S.T, 0, sizeof S.T);
+    *added = true;
+  }
+  search_free(&S);
+  return st;
+}
+
+uint64_t solver_lt_guide_bound(const solver_lt_guide *G) {
+  return G ? guide_rest(G, 0) : 0;
 }

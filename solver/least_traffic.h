@@ -51,6 +51,8 @@ typedef struct solver_lt_result {
   uint64_t traffic; /* when solved: the least traffic, or the upper limit
                        when no plan is under it (then every legal plan
                        moves at least that much) */
+  uint64_t peak;    /* when found with peaks tracked (solver_lt_limits):
+                       the plan's peak, the evaluator's */
   int64_t work;     /* groups examined (the budget's unit) */
 } solver_lt_result;
 
@@ -83,5 +85,77 @@ fp_status solver_least_traffic_below(const fp_graph *g, int32_t k,
                                      const volatile sig_atomic_t *cancel,
                                      fp_plan *plan, solver_lt_result *out,
                                      fp_error *err);
+
+/*
+ * A guide: a stronger bound on what the nodes not yet run must still
+ * move, for searching a graph g below an upper limit.  Its parts are
+ * cluster graphs of g (cluster_graph.h) whose buffers with bytes are
+ * disjoint sets of g's buffers, each with the least traffic of
+ * completing it from every set of its nodes already run (its cost to
+ * go, by a backward pass over its states).  In every completion of a
+ * state D of g, the groups restricted to a part's nodes complete the
+ * part from D's share of it, moving exactly the traffic of the part's
+ * buffers; so the sum over the parts of their costs to go bounds what
+ * is left, and at D = {} it is the decomposed bound of those clusters.
+ * The bound is consistent (a group's traffic is the sum of its parts'),
+ * so pruning by it loses no plan under the limit.
+ */
+typedef struct solver_lt_guide solver_lt_guide;
+
+/* An empty guide, or NULL when out of memory. */
+solver_lt_guide *solver_lt_guide_create(void);
+/* Frees G; NULL is a no-op. */
+void solver_lt_guide_destroy(solver_lt_guide *G);
+/* The parts G holds (0 for NULL). */
+int32_t solver_lt_guide_parts(const solver_lt_guide *G);
+/* Adds the cluster graph sg (finalized, at most SOLVER_LT_MAX_NODES
+ * nodes, fusion limit k), whose node i is node node[i] of the graph the
+ * guide is for, as a part: every state of sg is enumerated and its cost
+ * to go computed, examining at most `budget` groups (twice the plain
+ * search's: a forward and a backward pass) until `deadline` or *cancel.
+ * *added tells whether it was (not when out of budget or time: an
+ * outcome, the guide is then only weaker).  The caller keeps the parts'
+ * buffers disjoint.  FP_OK or FP_ENOMEM. */
+fp_status solver_lt_guide_add(solver_lt_guide *G, const fp_graph *sg,
+                              const int32_t *node, int32_t k, int64_t budget,
+                              double deadline,
+                              const volatile sig_atomic_t *cancel, bool *added,
+                              fp_error *err);
+/* The guide's bound on a whole plan's traffic (its cost to go from no
+ * node run): the sum of its parts' least traffic. */
+uint64_t solver_lt_guide_bound(const solver_lt_guide *G);
+
+/* What the guided search looks for.  Peaks are tracked when a peak
+ * limit is set or by_peak: a plan's peak is the largest of its steps'
+ * live bytes, and a step's live bytes depend only on the set of nodes
+ * run before it and its group (least_traffic.c, live_base), so a limit
+ * on them is a limit on the steps the search takes, and keeping, per
+ * state, the path of least peak among those of least cost gives the
+ * lexicographic optimum (traffic, then peak) among the plans within the
+ * limit, in the order the path runs its groups. */
+typedef struct solver_lt_limits {
+  uint64_t upper;      /* plans of traffic under it only (UINT64_MAX) */
+  uint64_t peak_limit; /* bytes every step may hold (UINT64_MAX: none) */
+  bool by_peak;        /* least peak among plans of least traffic */
+} solver_lt_limits;
+
+/* Fills lim with the defaults in parentheses above (by_peak false). */
+void solver_lt_limits_init(solver_lt_limits *lim);
+
+/* The least traffic of any legal plan of g within lim (a least-traffic
+ * search below lim->upper, as solver_least_traffic_below, with peaks as
+ * above), with the guide's bound (when not NULL) beside the per-buffer
+ * one: a state is not expanded when its cost plus the larger of the two
+ * reaches lim->upper.  out->found: a plan within lim exists, and `plan`
+ * gets the optimum (its peak in out->peak when tracked); when solved
+ * and not found, no legal plan within the peak limit moves less than
+ * lim->upper.  Same outcome and errors as solver_least_traffic. */
+fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
+                                      const solver_lt_limits *lim,
+                                      const solver_lt_guide *guide,
+                                      int64_t budget, double deadline,
+                                      const volatile sig_atomic_t *cancel,
+                                      fp_plan *plan, solver_lt_result *out,
+                                      fp_error *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "solver/least_traffic.h"
 #include "solver/solver.h"
 
 /* The eager plan's peak (what peak_limit 0 stands for) into *peak.
@@ -97,5 +98,24 @@ fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
  * at most time_s seconds.  FP_ENOMEM. */
 fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
                              double time_s, double *bound, fp_error *err);
+
+/* The lexicographic optimum (least traffic, then least peak) among the
+ * legal plans of g within prm's peak limit (0: the eager peak;
+ * FP_NO_LIMIT: none) and fusion limit (prm->max_fusion_size, else g's),
+ * for g of at most SOLVER_LT_MAX_NODES nodes, searched below `upper`
+ * (the traffic of a plan in hand + 1) in at most time_s seconds: the
+ * search of least_traffic.h with peaks, on the graph with the pairs the
+ * limit keeps apart (solver_peak_restricted), guided by the best
+ * partition of solver_traffic_cuts, below rising limits (bound.c,
+ * ladder).  out->found (with out->solved): `plan` (not NULL) is that
+ * optimum, in the order it runs its groups.  *lb (in: a known lower
+ * bound, or 0) rises to what the search proved: no plan within the
+ * limit moves less; out->solved without found proves `upper`.  A larger
+ * graph, or no time, leaves *out unsolved.  FP_OK, FP_ENOMEM or
+ * FP_EINTERNAL (the evaluator disagrees with the search: a bug). */
+fp_status solver_exact_traffic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t upper, double time_s, fp_plan *plan,
+                               solver_lt_result *out, uint64_t *lb,
+                               fp_error *err);
 
 #endif /* FP_SOLVER_INTERNAL_H */

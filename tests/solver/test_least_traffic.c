@@ -7,7 +7,9 @@
  * outcomes (not solved), never a wrong figure; the search below an upper
  * limit finds the optimum when it is under the limit and proves the limit
  * when it is not; the cluster search seeded by greedy (cluster_graph.h)
- * equals the plain one.
+ * equals the plain one; with peaks (a peak limit, least peak among the
+ * least-traffic plans) and with auto's guided search it equals the
+ * exhaustive lexicographic optimum.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "solver/cluster_graph.h"
 #include "solver/least_traffic.h"
 #include "solver/solver.h"
+#include "solver/solver_internal.h"
 #include "tests/testutil.h"
 
 /* The search with a generous budget; it must succeed.  Checks that a
@@ -202,6 +205,159 @@ START_TEST(below_prunes_on_a_generated_graph) {
 }
 END_TEST
 
+/* The lexicographic optimum (traffic, then peak) within peak limit
+ * `limit` (FP_NO_LIMIT: none) by the exhaustive reference into *want;
+ * false when no plan fits. */
+static bool exhaustive_lex(const fp_graph *g, uint64_t limit,
+                           fp_metrics *want) {
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_TRAFFIC;
+  prm.peak_limit = limit;
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_status st = fp_exhaustive(g, &prm, p, want, &err);
+  ck_assert_msg(st == FP_OK || st == FP_EINFEASIBLE, "%s", err.msg);
+  fp_plan_destroy(p);
+  return st == FP_OK;
+}
+
+/* The search with peaks (solver_lt_limits: a peak limit, least peak among
+ * the plans of least traffic) equals the exhaustive lexicographic optimum
+ * on random tiny graphs, under no limit, the eager peak, and a limit just
+ * under the unlimited optimum's peak (often infeasible, or dearer); its
+ * plan evaluates to its figures and fits the limit. */
+START_TEST(lexicographic_under_peak_limits) {
+  tu_rng r = {20261206};
+  int32_t limited = 0, infeasible = 0;
+  for (int i = 0; i < 300; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
+    fp_metrics free_opt, want;
+    ck_assert(exhaustive_lex(g, FP_NO_LIMIT, &free_opt));
+    fp_plan *e = fp_plan_create();
+    fp_error err;
+    ck_assert(fp_plan_make_eager(e, g, &err) == FP_OK);
+    uint64_t limits[3] = {FP_NO_LIMIT, tu_eval(g, e).peak_bytes,
+                          free_opt.peak_bytes - 1};
+    fp_plan_destroy(e);
+    for (int j = 0; j < 3; j++) {
+      bool fits = exhaustive_lex(g, limits[j], &want);
+      solver_lt_limits lim;
+      solver_lt_limits_init(&lim);
+      lim.peak_limit = limits[j];
+      lim.by_peak = true;
+      fp_plan *p = fp_plan_create();
+      solver_lt_result res;
+      ck_assert_msg(solver_least_traffic_guided(
+                        g, fp_graph_max_fusion_size(g), &lim, NULL, 1000000000,
+                        fp_clock_now() + 60, NULL, p, &res, &err) == FP_OK,
+                    "%s", err.msg);
+      ck_assert(res.solved);
+      ck_assert_msg(res.found == fits, "graph %d limit %d: found %d, fits %d",
+                    i, j, res.found, fits);
+      if (fits) {
+        fp_metrics m = tu_eval(g, p);
+        ck_assert_msg(
+            res.traffic == want.traffic_bytes && res.peak == want.peak_bytes,
+            "graph %d limit %d: %llu/%llu, exhaustive %llu/%llu", i, j,
+            (unsigned long long)res.traffic, (unsigned long long)res.peak,
+            (unsigned long long)want.traffic_bytes,
+            (unsigned long long)want.peak_bytes);
+        ck_assert_uint_eq(m.traffic_bytes, res.traffic);
+        ck_assert_uint_eq(m.peak_bytes, res.peak);
+        ck_assert_uint_le(m.peak_bytes, limits[j]);
+        limited += j > 0 && want.traffic_bytes > free_opt.traffic_bytes;
+      }
+      infeasible += !fits;
+      fp_plan_destroy(p);
+    }
+    fp_graph_destroy(g);
+  }
+  /* Meaningful only if the limits bind on some graphs and not on all. */
+  ck_assert_int_gt(limited, 10);
+  ck_assert_int_gt(infeasible, 10);
+}
+END_TEST
+
+/* auto's exact search (solver_exact_traffic: the guide of the best
+ * partition, the graph with the pairs the limit keeps apart, rising
+ * limits) on random tiny graphs, under no limit and the eager peak:
+ * below the exhaustive optimum + 1 it finds the lexicographic optimum,
+ * with a bound no higher; at the optimum it proves it (found nothing,
+ * bound = the optimum).  Also, the guide's parts and its bound on a
+ * generated graph: at most the least traffic, and they prune. */
+START_TEST(exact_search_with_guide) {
+  tu_rng r = {20261207};
+  for (int i = 0; i < 200; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
+    for (int j = 0; j < 2; j++) {
+      fp_ilp_params prm;
+      fp_ilp_params_init(&prm);
+      prm.peak_limit = j == 0 ? FP_NO_LIMIT : 0;
+      fp_metrics want;
+      uint64_t limit = FP_NO_LIMIT;
+      if (j == 1) {
+        fp_plan *e = fp_plan_create();
+        fp_error err;
+        ck_assert(fp_plan_make_eager(e, g, &err) == FP_OK);
+        limit = tu_eval(g, e).peak_bytes;
+        fp_plan_destroy(e);
+      }
+      ck_assert(exhaustive_lex(g, limit, &want)); /* eager fits */
+      for (int at = 0; at < 2; at++) {
+        uint64_t upper = want.traffic_bytes + (at == 0 ? 1 : 0), lb = 0;
+        fp_plan *p = fp_plan_create();
+        solver_lt_result res;
+        fp_error err;
+        ck_assert_msg(solver_exact_traffic(g, &prm, upper, 60, p, &res, &lb,
+                                           &err) == FP_OK,
+                      "%s", err.msg);
+        ck_assert(res.solved);
+        ck_assert_msg(res.found == (at == 0), "graph %d limit %d", i, j);
+        ck_assert_uint_le(lb, want.traffic_bytes);
+        if (at == 0) {
+          fp_metrics m = tu_eval(g, p);
+          ck_assert_msg(m.traffic_bytes == want.traffic_bytes &&
+                            m.peak_bytes == want.peak_bytes,
+                        "graph %d limit %d: %llu/%llu, exhaustive %llu/%llu", i,
+                        j, (unsigned long long)m.traffic_bytes,
+                        (unsigned long long)m.peak_bytes,
+                        (unsigned long long)want.traffic_bytes,
+                        (unsigned long long)want.peak_bytes);
+        } else
+          ck_assert_uint_eq(lb, want.traffic_bytes);
+        fp_plan_destroy(p);
+      }
+    }
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* On a generated graph past the exhaustive size: the guided search below
+ * the plain optimum + 1 finds it in fewer groups than the unguided one,
+ * and the guide's bound is at most the optimum. */
+START_TEST(guide_prunes_on_a_generated_graph) {
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 30, 1);
+  solver_lt_result full = search(g, 2000000000, 300);
+  ck_assert(full.solved);
+  solver_lt_result plain = search_below(g, full.traffic + 1), res;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = FP_NO_LIMIT;
+  uint64_t lb = 0;
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  ck_assert(solver_exact_traffic(g, &prm, full.traffic + 1, 60, p, &res, &lb,
+                                 &err) == FP_OK);
+  ck_assert(res.solved && res.found && res.traffic == full.traffic);
+  ck_assert_uint_le(lb, full.traffic);
+  ck_assert_int_lt(res.work, plain.work);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("least_traffic");
   TCase *tc = tcase_create("exact least traffic");
@@ -211,6 +367,9 @@ int main(void) {
   tcase_add_test(tc, limits_are_outcomes);
   tcase_add_test(tc, below_an_upper_limit);
   tcase_add_test(tc, below_prunes_on_a_generated_graph);
+  tcase_add_test(tc, lexicographic_under_peak_limits);
+  tcase_add_test(tc, exact_search_with_guide);
+  tcase_add_test(tc, guide_prunes_on_a_generated_graph);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

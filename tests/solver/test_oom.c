@@ -27,6 +27,7 @@
 #include "model/util.h"
 #include "solver/least_traffic.h"
 #include "solver/planner.h"
+#include "solver/solver_internal.h"
 #include "solver/solver_test.h"
 #include "tests/testutil.h"
 
@@ -228,6 +229,31 @@ static fp_status path_least_traffic(const void *ctx, answer *a) {
   return st;
 }
 
+/* The exact search of auto on small graphs (solver_exact_traffic: its
+ * guide, then the search with peaks under the eager peak), below the
+ * traffic of the eager plan + 1, on a graph large enough for its tables
+ * to grow. */
+static fp_status path_exact_traffic(const void *ctx, answer *a) {
+  const fp_graph *g = ctx;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.peak_limit = 0;
+  fp_plan *p = fp_plan_create();
+  if (!p)
+    return FP_ENOMEM;
+  solver_lt_result r;
+  uint64_t lb = 0;
+  fp_status st =
+      solver_exact_traffic(g, &prm, UINT64_MAX, 60, p, &r, &lb, &a->err);
+  if (st == FP_OK && !(r.solved && r.found))
+    st = FP_EINTERNAL; /* the budget is ample: never expected */
+  a->n = 1;
+  a->m[0].traffic_bytes = r.traffic;
+  a->m[0].peak_bytes = r.peak;
+  fp_plan_destroy(p);
+  return st;
+}
+
 /* The traffic bound with 3-node clusters, whose moves between clusters
  * (solver/cluster_merge.c) raise it on the fixture of oom_cluster_moves. */
 static fp_status path_cluster_moves(const void *ctx, answer *a) {
@@ -305,6 +331,13 @@ START_TEST(oom_least_traffic) {
 }
 END_TEST
 
+START_TEST(oom_exact_traffic) {
+  fp_graph *g = tu_generated(FP_GEN_RANDOM, 14, 1);
+  sweep("exact traffic", path_exact_traffic, g);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(oom_cluster_moves) {
   tu_rng r = {4121};
   fp_ilp_params prm;
@@ -352,6 +385,7 @@ int main(void) {
   tcase_add_test(tc, oom_run);
   tcase_add_test(tc, oom_least_traffic);
   tcase_add_test(tc, oom_cluster_moves);
+  tcase_add_test(tc, oom_exact_traffic);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
