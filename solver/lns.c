@@ -1019,9 +1019,12 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
     return st;
   }
   exact_worth_trying(g, prm, &try_exact);
-  if (try_exact) {
+  /* The search may have spent the whole limit (a tiny one, a slow
+   * machine): then the window search's heuristic starts answer alone. */
+  double left = prm->time_limit_s - (fp_clock_now() - t0);
+  if (try_exact && left > 0) {
     fp_ilp_params p = *prm; /* the rest of the time, as exact_first's */
-    p.time_limit_s -= fp_clock_now() - t0;
+    p.time_limit_s = left;
     st = exact_first(g, &p, &exact, &proven, m, err);
     if (st != FP_OK || proven) {
       if (st == FP_OK)

@@ -631,6 +631,33 @@ START_TEST(auto_cancel_returns_a_plan) {
 }
 END_TEST
 
+/* A limit the first phase spends whole (a tiny one, or a slow machine
+ * under sanitizers) still gives a legal plan, for every objective and
+ * size: the phases after it get no time, never a time <= 0 that their
+ * own parameter check would refuse. */
+START_TEST(auto_tiny_time_limit_returns_a_plan) {
+  static const int sizes[] = {12, 40, 300};
+  static const double limits[] = {1e-9, 1e-6, 1e-4};
+  fp_graph *g = tu_generated(FP_GEN_CONVNET, sizes[_i % 3], _i + 1);
+  fp_ilp_params prm;
+  fp_error err;
+  for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
+    fp_plan *p = fp_plan_create();
+    fp_metrics m;
+    fp_ilp_params_init(&prm);
+    prm.objective = (fp_objective)o;
+    prm.time_limit_s = limits[_i / 3];
+    ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK,
+                  "objective %d, %g s: %s", o, prm.time_limit_s, err.msg);
+    fp_metrics e = tu_eval(g, p);
+    ck_assert_uint_eq(e.traffic_bytes, m.traffic_bytes);
+    ck_assert_uint_eq(e.peak_bytes, m.peak_bytes);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(auto_bad_params_and_infeasible) {
   fp_graph *g = tu_generated(FP_GEN_MLP, 60, 1);
   fp_ilp_params prm;
@@ -683,6 +710,7 @@ static Suite *suite(void) {
   tcase_add_test(o, auto_uses_its_time);
   tcase_add_test(o, auto_cancel_returns_a_plan);
   tcase_add_test(o, auto_bad_params_and_infeasible);
+  tcase_add_loop_test(o, auto_tiny_time_limit_returns_a_plan, 0, 9);
   suite_add_tcase(s, o);
   return s;
 }
