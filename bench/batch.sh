@@ -33,7 +33,7 @@ echo "lexicographic optimum) on the gold items; =gold: same traffic and peak;"
 echo "excess over gold's traffic and peak, in % (median, p90, max)."
 echo
 echo '```'
-"$fp" batch report "$gold" | awk '/^all:/ { on = 1 } on && /^[^ ]/ && !/^all:/ { exit } on'
+"$fp" batch report "$gold" | awk '/^all:/ && !done { on = 1 } on && /^[^ ]/ && !/^all:/ { on = 0; done = 1 } on'
 echo '```'
 echo
 echo "Per source graph (the same columns):"
