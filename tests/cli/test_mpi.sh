@@ -99,7 +99,8 @@ if [ $hooks = yes ]; then
   victim=$(grep zzvictim "$T/r/index.jsonl" | sed 's/^{"id": "\([0-9a-f]*\)".*/\1/')
   t_run $MPIRUN --enable-recovery "$FUSEPLAN" batch --manifest "$T/manifest" \
     --compare greedy --time-limit 30 -o "$T/r"
-  t_err_has "6 items: 1 run (0 optimal, 0 failed or infeasible), 5 already done"
+  # The victim's 0.001 s may or may not prove its 7 nodes: either is fine.
+  t_err_has "6 items: 1 run (" && t_err_has "optimal, 0 failed or infeasible), 5 already done"
   t_false "the rerun reported a dead run" grep -q "items in flight" "$T_ERR"
   t_eq "the lost item is recomputed" \
     "$(grep zzvictim "$T/r/index.jsonl" | grep -c '"status": "error"')" 0
