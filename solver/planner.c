@@ -65,9 +65,11 @@ static fp_status run_exhaustive(const fp_graph *g, const fp_plan_request *req,
  * FP_PLANNER_PARETO, all follow from the row.
  */
 static const fp_planner planners[] = {
-    {"auto", "exact ILP to 40 nodes (tried to 150), window search beyond",
-     "the exact ILP for graphs of at most\n"
-     "40 nodes, tried first on 30% of the time up to 150\n"
+    {"auto", "exact search/ILP on small graphs, window search beyond",
+     "objective traffic on graphs of at\n"
+     "most 64 nodes: the exact least-traffic search first\n"
+     "(10% of the time); then the exact ILP for graphs of\n"
+     "at most 40 nodes, tried on 30% of the time up to 150\n"
      "when the model is small enough;\n"
      "else the best plan known, improved window by window\n"
      "with small exact ILPs (larger ones when passes stop\n"
