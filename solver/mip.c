@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stdlib.h>
 
 #include "model/util.h"
 #include "solver/mip.h"
@@ -129,6 +130,53 @@ static int root_lp(glp_prob *lp, const mip_params *mp) {
   return ret;
 }
 
+/* Whether x is within [lo, up] as GLPK's column or row type reads them,
+ * to eps. */
+static bool in_range(int type, double lo, double up, double x, double eps) {
+  if ((type == GLP_LO || type == GLP_DB || type == GLP_FX) && x < lo - eps)
+    return false;
+  return !((type == GLP_UP || type == GLP_DB || type == GLP_FX) &&
+           x > up + eps);
+}
+
+/* Whether GLPK's integer solution in lp satisfies every bound and row,
+ * each row recomputed from the column values (GLPK's own row values are
+ * not a check: they come from the same columns).  Why: on
+ * ill-conditioned models (byte coefficients spanning 1e6) GLPK 5.0 has
+ * reported GLP_OPT for a point that violates rows of the original model,
+ * with an objective below its own bound -- seen on a window of a real
+ * backward graph.  Tolerances: 1e-6 absolute on integrality (GLPK
+ * works to MIP_TOL_INT), rows to 1e-7 of the terms' magnitude.  False
+ * also when out of memory: the caller then keeps its warm start, which
+ * is always safe. */
+static bool incumbent_feasible(glp_prob *lp) {
+  int nc = glp_get_num_cols(lp), nr = glp_get_num_rows(lp);
+  int *ind = malloc(((size_t)nc + 1) * sizeof *ind);
+  double *val = malloc(((size_t)nc + 1) * sizeof *val);
+  bool ok = ind && val;
+  for (int c = 1; ok && c <= nc; c++) {
+    double x = glp_mip_col_val(lp, c);
+    ok = in_range(glp_get_col_type(lp, c), glp_get_col_lb(lp, c),
+                  glp_get_col_ub(lp, c), x, 1e-6 * (1 + fabs(x)));
+    if (ok && glp_get_col_kind(lp, c) != GLP_CV)
+      ok = fabs(x - floor(x + 0.5)) <= 1e-6;
+  }
+  for (int r = 1; ok && r <= nr; r++) {
+    int len = glp_get_mat_row(lp, r, ind, val);
+    double act = 0, mag = 0;
+    for (int i = 1; i <= len; i++) {
+      double term = val[i] * glp_mip_col_val(lp, ind[i]);
+      act += term;
+      mag += fabs(term);
+    }
+    ok = in_range(glp_get_row_type(lp, r), glp_get_row_lb(lp, r),
+                  glp_get_row_ub(lp, r), act, 1e-7 * (1 + mag));
+  }
+  free(ind);
+  free(val);
+  return ok;
+}
+
 /* Root LP, then branch-and-bound; sets R->res->status. */
 static void solve(glp_prob *lp, mip_run *R) {
   glp_iocp io;
@@ -166,8 +214,17 @@ static void solve(glp_prob *lp, mip_run *R) {
   io.tm_lim = remaining_ms(R->mp);
   io.cb_func = callback;
   io.cb_info = R;
+  double root_bound = R->res->bound;
   glp_intopt(lp, &io);
   R->res->status = glp_mip_status(lp);
+  if ((R->res->status == GLP_OPT || R->res->status == GLP_FEAS) &&
+      !incumbent_feasible(lp)) {
+    /* A wrong incumbent pruned the tree: neither it nor the node bounds
+     * seen since can be trusted; the root LP's bound still holds. */
+    R->res->status = GLP_UNDEF;
+    R->res->bound = root_bound;
+    R->res->rejected = true;
+  }
 }
 
 /* GLPK prints progress and error text to stdout; the library never
@@ -225,6 +282,7 @@ void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res) {
   res->bound = MIP_BOUND_UNKNOWN;
   res->nodes = 0;
   res->glpk_failed = false;
+  res->rejected = false;
   mip_quiet(true);
   if (mip_guard(guarded_solve, &c) != 0) {
     *lp = NULL; /* freed with the environment */

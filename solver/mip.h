@@ -63,6 +63,9 @@ typedef struct mip_result {
                        MIP_BOUND_UNKNOWN before the root LP is solved */
   int64_t nodes;    /* branch-and-bound nodes (the tree's total) */
   bool glpk_failed; /* GLPK hit an internal error; see mip_solve */
+  bool rejected;    /* GLPK's integer solution broke a row or bound of the
+                       model (numerical trouble): status was set to
+                       GLP_UNDEF and bound back to the root LP's */
 } mip_result;
 
 /* Fills `mp` with the defaults above (no limits, no warm start). */
@@ -73,7 +76,9 @@ void mip_params_init(mip_params *mp);
  * warm start can be injected), Driebeck-Tomlin branching, best-local-bound
  * backtracking, MIR and clique cuts and mp->mip_gap, stopping at the
  * deadline, on *mp->cancel or at the node limit.  The solution stays in
- * *lp (glp_mip_col_val and friends).  GLPK prints nothing while it runs.
+ * *lp (glp_mip_col_val and friends); an integer solution that breaks a
+ * row or bound of *lp is refused (res->rejected).  GLPK prints nothing
+ * while it runs.
  * Never fails as a function: when GLPK hits an internal error, its
  * environment of the calling thread is freed (which frees *lp and every
  * other GLPK object of the thread), *lp is set to NULL, res->status to 0
