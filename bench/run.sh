@@ -85,11 +85,25 @@ trap 'rm -f "$tmp"' EXIT
   # shellcheck disable=SC2046
   "$builddir/bench/bench_replica" $(ls "$srcdir"/data/graphs/*.json.gz | grep -v '\.plan\.json\.gz$')
   echo
+  echo "### The graphs exported beyond the corpus"
+  echo
+  echo "The graphs of data/exported (data/exported/README.md), same command."
+  echo
+  # shellcheck disable=SC2046
+  "$builddir/bench/bench_replica" $(ls "$srcdir"/data/exported/*.json.gz | grep -v '\.plan\.json\.gz$')
+  echo
   echo "## Never beaten, always proven: auto against Inductor's own plans (issue: certification)"
   echo
   echo "\`bench/dominance.sh\` prints this (\`FP_DOM_S\` seconds per solve, default 10)."
   echo
   bash "$srcdir/bench/dominance.sh" "$builddir/fuseplan"
+  echo
+  echo "### Graphs beyond the corpus (data/exported)"
+  echo
+  echo "The same tables on the graphs of data/exported (data/exported/README.md):"
+  echo "\`FP_CORPUS_DIR=data/exported bash bench/dominance.sh\`."
+  echo
+  FP_CORPUS_DIR="$srcdir/data/exported" bash "$srcdir/bench/dominance.sh" "$builddir/fuseplan"
   echo
   echo "## Pareto fronts with proofs on trade-off graphs (issue: certification)"
   echo

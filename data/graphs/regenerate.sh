@@ -5,6 +5,8 @@
 # Usage: PYTHON=/path/to/venv/bin/python data/graphs/regenerate.sh
 # (a python with the torch and timm of tools/requirements.txt).  Nothing is
 # compiled or executed: about 7 minutes on 2 cores, ~1.1 GB of memory.
+# `regenerate.sh --table-only [DIR]` prints the table of DIR (default:
+# this directory) without exporting.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -28,7 +30,7 @@ if [ "${1:-}" != --table-only ]; then
 fi
 
 # the README table: one row per graph
-"$py" - "$here" <<'EOF'
+"$py" - "${2:-$here}" <<'EOF'
 import glob, gzip, json, os, sys
 d = sys.argv[1]
 print("| graph | model | batch | scheduling | nodes | buffers | Inductor kernels "

@@ -67,4 +67,24 @@ for g in $SAME_REORDER; do
   t_true "$g: --order inductor differs" test "$(col "$g" 8)" = yes
 done
 
+# The graphs exported beyond the corpus (data/exported), on which nothing
+# was tuned: greedy reproduces Inductor's plan, groups and order, on every
+# one, and so does --order inductor from Inductor's groups.
+t_case 'bench_replica runs on data/exported'
+set --
+for g in "$top_srcdir"/data/exported/*.json.gz; do
+  case $g in *.plan.json.gz) continue ;; esac
+  set -- "$@" "$g"
+done
+t_true "only $# graphs in data/exported" test "$#" -ge 12
+t_run "$B" "$@"
+t_exit 0 || t_finish
+t_case 'exported graphs: greedy is Inductor, groups and order'
+for g in "$@"; do
+  n=$(basename "$g" .json.gz)
+  t_true "$n: groups differ: $(col "$n" 7)" test "$(col "$n" 4)" = yes
+  t_true "$n: order differs: $(col "$n" 7)" test "$(col "$n" 6)" = yes
+  t_true "$n: --order inductor differs" test "$(col "$n" 8)" = yes
+done
+
 t_finish
