@@ -1201,41 +1201,8 @@ bool ilp_plan_columns(const ilp_model *M, const fp_plan *p, double *x) {
   return ok;
 }
 
-/* Whether value v is within [lo, up] of bound type `type`, with slack
- * relative to `mag`, the size of the terms that sum to v. */
-static bool within(int type, double lo, double up, double v, double mag) {
-  double eps = 1e-9 * (1 + mag);
-  if ((type == GLP_LO || type == GLP_DB || type == GLP_FX) && v < lo - eps)
-    return false;
-  if ((type == GLP_UP || type == GLP_DB || type == GLP_FX) && v > up + eps)
-    return false;
-  return true;
-}
-
 bool ilp_check_columns(const ilp_model *M, const double *x) {
-  int nc = glp_get_num_cols(M->lp), nr = glp_get_num_rows(M->lp);
-  int *ind = malloc(((size_t)nc + 1) * sizeof *ind);
-  double *val = malloc(((size_t)nc + 1) * sizeof *val);
-  bool ok = ind && val;
-  for (int c = 1; ok && c <= nc; c++) {
-    ok = within(glp_get_col_type(M->lp, c), glp_get_col_lb(M->lp, c),
-                glp_get_col_ub(M->lp, c), x[c], fabs(x[c]));
-    if (ok && glp_get_col_kind(M->lp, c) != GLP_CV)
-      ok = x[c] == floor(x[c]); /* glp_ios_heur_sol wants exact integers */
-  }
-  for (int r = 1; ok && r <= nr; r++) {
-    int len = glp_get_mat_row(M->lp, r, ind, val);
-    double act = 0, mag = 0;
-    for (int i = 1; i <= len; i++) {
-      act += val[i] * x[ind[i]];
-      mag += fabs(val[i] * x[ind[i]]);
-    }
-    ok = within(glp_get_row_type(M->lp, r), glp_get_row_lb(M->lp, r),
-                glp_get_row_ub(M->lp, r), act, mag);
-  }
-  free(ind);
-  free(val);
-  return ok;
+  return mip_point_feasible(M->lp, x, 1e-9, 0);
 }
 
 fp_status ilp_extract(const ilp_model *M, fp_plan *out, fp_error *err) {

@@ -23,6 +23,15 @@
 /* Integrality tolerance of branch-and-bound (see solve_mip). */
 #define MIP_TOL_INT 1e-9
 
+/* How GLPK's integer solution is checked before it is used: rows to 1e-7
+ * of their terms' magnitude, integrality to 1e-6 (GLPK works to
+ * MIP_TOL_INT).  Why: on ill-conditioned models (byte coefficients
+ * spanning 1e6) GLPK 5.0 has reported GLP_OPT for a point that violates
+ * rows of the original model, with an objective below its own bound --
+ * seen on a window of a real backward graph. */
+#define MIP_TOL_ROW 1e-7
+#define MIP_TOL_CHECK_INT 1e-6
+
 /* Longest slice of the root LP between two looks at the cancel flag: a
  * signal is answered within 1 s (README, "Guarantees"). */
 #define MIP_LP_SLICE_MS 200
@@ -139,41 +148,38 @@ static bool in_range(int type, double lo, double up, double x, double eps) {
            x > up + eps);
 }
 
-/* Whether GLPK's integer solution in lp satisfies every bound and row,
- * each row recomputed from the column values (GLPK's own row values are
- * not a check: they come from the same columns).  Why: on
- * ill-conditioned models (byte coefficients spanning 1e6) GLPK 5.0 has
- * reported GLP_OPT for a point that violates rows of the original model,
- * with an objective below its own bound -- seen on a window of a real
- * backward graph.  Tolerances: 1e-6 absolute on integrality (GLPK
- * works to MIP_TOL_INT), rows to 1e-7 of the terms' magnitude.  False
- * also when out of memory: the caller then keeps its warm start, which
- * is always safe. */
-static bool incumbent_feasible(glp_prob *lp) {
+bool mip_point_feasible(glp_prob *lp, const double *x, double tol,
+                        double tol_int) {
   int nc = glp_get_num_cols(lp), nr = glp_get_num_rows(lp);
   int *ind = malloc(((size_t)nc + 1) * sizeof *ind);
   double *val = malloc(((size_t)nc + 1) * sizeof *val);
-  bool ok = ind && val;
+  double *mine = x ? NULL : malloc(((size_t)nc + 1) * sizeof *mine);
+  bool ok = ind && val && (x || mine);
+  double col_tol = tol > tol_int ? tol : tol_int;
+  for (int c = 1; ok && !x && c <= nc; c++)
+    mine[c] = glp_mip_col_val(lp, c);
+  const double *v = x ? x : mine;
   for (int c = 1; ok && c <= nc; c++) {
-    double x = glp_mip_col_val(lp, c);
     ok = in_range(glp_get_col_type(lp, c), glp_get_col_lb(lp, c),
-                  glp_get_col_ub(lp, c), x, 1e-6 * (1 + fabs(x)));
+                  glp_get_col_ub(lp, c), v[c], col_tol * (1 + fabs(v[c])));
     if (ok && glp_get_col_kind(lp, c) != GLP_CV)
-      ok = fabs(x - floor(x + 0.5)) <= 1e-6;
+      ok = tol_int == 0 ? v[c] == floor(v[c])
+                        : fabs(v[c] - floor(v[c] + 0.5)) <= tol_int;
   }
   for (int r = 1; ok && r <= nr; r++) {
     int len = glp_get_mat_row(lp, r, ind, val);
     double act = 0, mag = 0;
     for (int i = 1; i <= len; i++) {
-      double term = val[i] * glp_mip_col_val(lp, ind[i]);
+      double term = val[i] * v[ind[i]];
       act += term;
       mag += fabs(term);
     }
     ok = in_range(glp_get_row_type(lp, r), glp_get_row_lb(lp, r),
-                  glp_get_row_ub(lp, r), act, 1e-7 * (1 + mag));
+                  glp_get_row_ub(lp, r), act, tol * (1 + mag));
   }
   free(ind);
   free(val);
+  free(mine);
   return ok;
 }
 
@@ -218,7 +224,7 @@ static void solve(glp_prob *lp, mip_run *R) {
   glp_intopt(lp, &io);
   R->res->status = glp_mip_status(lp);
   if ((R->res->status == GLP_OPT || R->res->status == GLP_FEAS) &&
-      !incumbent_feasible(lp)) {
+      !mip_point_feasible(lp, NULL, MIP_TOL_ROW, MIP_TOL_CHECK_INT)) {
     /* A wrong incumbent pruned the tree: neither it nor the node bounds
      * seen since can be trusted; the root LP's bound still holds. */
     R->res->status = GLP_UNDEF;

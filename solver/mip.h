@@ -86,6 +86,16 @@ void mip_params_init(mip_params *mp);
  * seen before the error. */
 void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res);
 
+/* Whether the point x (1-based column values; NULL: GLPK's integer
+ * solution in lp) meets every column bound and row of lp, each row
+ * recomputed from the columns: within tol of the magnitude of its terms
+ * (columns within max(tol, tol_int) of theirs), integer columns within
+ * tol_int of an integer (tol_int 0: exactly integral, as
+ * glp_ios_heur_sol wants).  False also when out of memory, which makes
+ * callers fall back to a plan they already trust. */
+bool mip_point_feasible(glp_prob *lp, const double *x, double tol,
+                        double tol_int);
+
 /* Runs fn(ctx) with GLPK's error hook armed: a GLPK internal error or
  * bad argument inside fn jumps back here instead of aborting the process
  * (docs/glpk.md, "Errors").  Returns 0 when fn returned, -1 when GLPK
