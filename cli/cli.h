@@ -85,6 +85,14 @@ const char *cli_bytes(uint64_t bytes, char *buf, size_t n);
 #define CLI_SAFE_MAX 1024
 const char *cli_safe(const char *s, char *buf, size_t n);
 
+/* A file name made from text in an input file (a graph's name), so that
+ * a path DIR/<it> stays inside DIR and prints cleanly: letters, digits
+ * and . _ + @ = - kept, every other byte (/, controls, spaces, non-ASCII)
+ * as '_', a leading '.' as '_' (no "..", no hidden file), "" as "_", cut
+ * at CLI_FILE_NAME_MAX bytes (n of buf at most).  Returns buf. */
+#define CLI_FILE_NAME_MAX 160
+const char *cli_file_name(const char *s, char *buf, size_t n);
+
 /* Prints s as a JSON string literal (quoted, escaped) to f. */
 void cli_json_str(FILE *f, const char *s);
 

@@ -3,7 +3,7 @@
  * method against the gold plans of a batch dataset: how often it equals
  * gold, and its excess traffic and peak over gold (median, p90, max), in
  * all and per source graph; a text table, --json, and an SVG chart of the
- * distribution of each method's excess traffic.
+ * distribution of each method's excess traffic and peak (figures.h).
  *
  * Only items whose plan is proven to be the lexicographic optimum (gold)
  * are counted; the others are reported as a count.
@@ -16,6 +16,7 @@
 #include "batch/batch.h"
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/figures.h"
 
 static const char report_help[] =
     "usage: fuseplan batch report DIR [--json] [--svg FILE]\n"
@@ -26,7 +27,8 @@ static const char report_help[] =
     "source graph.\n"
     "\n"
     "  --json           the report as JSON on stdout\n"
-    "  --svg FILE       the distribution of each method's excess traffic\n";
+    "  --svg FILE       the distribution of each method's excess traffic and\n"
+    "                   peak over gold, as an SVG chart\n";
 
 #define MAX_METHODS FP_BATCH_MAX_COMPARE
 
@@ -216,115 +218,21 @@ static void print_json(const group_stats *G, int32_t ng) {
   printf("\n]}\n");
 }
 
-/* A round axis end at or above v (1, 2 or 5 times a power of ten). */
-static double nice_ceil(double v) {
-  if (!(v > 0))
-    return 1;
-  double p = pow(10, floor(log10(v)));
-  return v <= p ? p : v <= 2 * p ? 2 * p : v <= 5 * p ? 5 * p : 10 * p;
-}
-
-/* The chart's frame: where the plot lies inside the picture. */
-typedef struct frame {
-  double W, H, L, R, T, B; /* size, margins */
-  double pw, ph;           /* the plot's size */
-  double xmin, xmax;       /* the x axis, % */
-} frame;
-
-/* x of an excess of v %. */
-static double frame_x(const frame *fr, double v) {
-  return fr->L + fr->pw * (v - fr->xmin) / (fr->xmax - fr->xmin);
-}
-
-/* Title, grid, ticks (x: xmin..xmax %, y: 0..100 %), the line of no
- * excess, and axis labels. */
-static void svg_axes(FILE *f, const frame *fr, int gold) {
-  fprintf(f,
-          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
-          "font-family='sans-serif' font-size='12'>\n<rect width='100%%' "
-          "height='100%%' fill='white'/>\n<text x='%.0f' y='22' "
-          "font-size='15'>Excess traffic over gold: share of %d gold items "
-          "at or below x</text>\n",
-          fr->W, fr->H, fr->L, gold);
-  for (int i = 0; i <= 5; i++) {
-    double x = fr->L + fr->pw * i / 5, y = fr->T + fr->ph - fr->ph * i / 5;
-    fprintf(f,
-            "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='#ddd'/>"
-            "<text x='%.1f' y='%.0f' text-anchor='middle'>%g%%</text>\n",
-            x, fr->T, x, fr->T + fr->ph, x, fr->T + fr->ph + 18,
-            fr->xmin + (fr->xmax - fr->xmin) * i / 5);
-    fprintf(f,
-            "<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='#ddd'/>"
-            "<text x='%.0f' y='%.1f' text-anchor='end'>%d%%</text>\n",
-            fr->L, y, fr->L + fr->pw, y, fr->L - 6, y + 4, 20 * i);
-  }
-  fprintf(f,
-          "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' "
-          "stroke='black'/>\n<text x='%.0f' y='%.0f' "
-          "text-anchor='middle'>excess traffic over gold (%% of gold's "
-          "traffic)</text>\n<text transform='translate(18 %.0f) rotate(-90)' "
-          "text-anchor='middle'>gold items (%%)</text>\n",
-          fr->L, fr->T, fr->pw, fr->ph, fr->L + fr->pw / 2, fr->H - 18,
-          fr->T + fr->ph / 2);
-  if (fr->xmin < 0)
-    fprintf(f,
-            "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='black' "
-            "stroke-dasharray='4 3'/>\n",
-            frame_x(fr, 0), fr->T, frame_x(fr, 0), fr->T + fr->ph);
-}
-
-/* Method k's curve (a step function of its sorted excesses) and its
- * legend entry. */
-static void svg_curve(FILE *f, const frame *fr, const method_stats *m, int k) {
-  static const char *const color[] = {"#1f77b4", "#d62728", "#2ca02c",
-                                      "#ff7f0e", "#9467bd", "#8c564b",
-                                      "#e377c2", "#7f7f7f"};
-  double L = fr->L, T = fr->T, pw = fr->pw, ph = fr->ph;
-  fprintf(f, "<polyline fill='none' stroke-width='2' stroke='%s' points='",
-          color[k % 8]);
-  for (int32_t i = 0; i < m->n; i++) {
-    double x = frame_x(fr, m->traffic[i]);
-    fprintf(f, "%.1f,%.1f %.1f,%.1f ", x, T + ph - ph * i / m->n, x,
-            T + ph - ph * (i + 1) / m->n);
-  }
-  if (m->n)
-    fprintf(f, "%.1f,%.1f", L + pw, T);
-  double ly = T + 10 + 20 * k;
-  fprintf(f,
-          "'/>\n<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='%s' "
-          "stroke-width='2'/><text x='%.0f' y='%.0f'>%s (%d, %.0f%% "
-          "= gold)</text>\n",
-          L + pw + 12, ly, L + pw + 36, ly, color[k % 8], L + pw + 42, ly + 4,
-          m->method, (int)m->n, m->n ? 100.0 * m->equal / m->n : 0.0);
-}
-
-/* The SVG chart: per method, the share of gold items (y) whose excess
- * traffic over gold is at most x.  NULL out of memory. */
+/* The figure of group G (figures.h): its methods' excesses and their
+ * quantiles.  NULL out of memory. */
 static char *report_svg(const group_stats *G) {
-  frame fr = {820, 440, 70, 270, 40, 60, 0, 0, 0, 0};
-  fr.pw = fr.W - fr.L - fr.R;
-  fr.ph = fr.H - fr.T - fr.B;
-  for (int32_t k = 0; k < G->n_methods; k++)
-    if (G->m[k].n) { /* sorted: first and last are the extremes */
-      fr.xmin = fmin(fr.xmin, G->m[k].traffic[0]);
-      fr.xmax = fmax(fr.xmax, G->m[k].traffic[G->m[k].n - 1]);
+  fig_excess e[MAX_METHODS];
+  static const double q[3] = {.5, .9, 1};
+  for (int32_t k = 0; k < G->n_methods; k++) {
+    const method_stats *m = &G->m[k];
+    e[k] = (fig_excess){m->method, m->traffic, m->peak,  m->n,
+                        m->equal,  {0, 0, 0},  {0, 0, 0}};
+    for (int j = 0; j < 3; j++) {
+      e[k].traffic_q[j] = m->n ? quantile(m->traffic, m->n, q[j]) : 0;
+      e[k].peak_q[j] = m->n ? quantile(m->peak, m->n, q[j]) : 0;
     }
-  fr.xmin = fr.xmin < 0 ? -nice_ceil(-fr.xmin) : 0;
-  fr.xmax = nice_ceil(fr.xmax);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f)
-    return NULL;
-  svg_axes(f, &fr, (int)G->gold);
-  for (int32_t k = 0; k < G->n_methods; k++)
-    svg_curve(f, &fr, &G->m[k], (int)k);
-  fputs("</svg>\n", f);
-  if (fclose(f) != 0) {
-    free(text);
-    return NULL;
   }
-  return text;
+  return fig_excess_svg(e, (int)G->n_methods, G->gold);
 }
 
 int cmd_batch_report(int argc, char **argv) {
@@ -345,12 +253,8 @@ int cmd_batch_report(int argc, char **argv) {
     return cli_fail(&err);
   if (build_groups(r, n, &G, &ng) != 0)
     rc = cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  if (!rc && cli_get(&a, "svg")) {
-    char *svg = report_svg(&G[0]);
-    rc = svg ? cli_write_file(cli_get(&a, "svg"), svg)
-             : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-    free(svg);
-  }
+  if (!rc && cli_get(&a, "svg"))
+    rc = cli_write_text(cli_get(&a, "svg"), report_svg(&G[0]));
   if (!rc && cli_get(&a, "json"))
     print_json(G, ng);
   else if (!rc)

@@ -18,8 +18,9 @@ static const char cut_help[] =
     "\n"
     "Cuts K connected sub-graphs of A to B consecutive nodes (in listed\n"
     "order) out of GRAPH; buffers that cross a cut's edges become its inputs\n"
-    "and outputs.  Writes DIR/<name>@<first>+<count>.json.gz; the same\n"
-    "graph, range, count and seed give the same cuts everywhere.\n"
+    "and outputs.  Writes DIR/<name>@<first>+<count>.json.gz (<name>: the\n"
+    "graph's name, each character but letters, digits and ._+@=- as _);\n"
+    "the same graph, range, count and seed give the same cuts everywhere.\n"
     "\n"
     "  --nodes A..B     sizes of the cuts, in nodes\n"
     "  --count K        how many cuts (fewer when the graph has fewer)\n"
@@ -59,10 +60,14 @@ static int read_cut_options(const cli_args *a, int32_t *lo, int32_t *hi,
 static int write_cut(const fp_graph *g, fp_cut c, const char *dir) {
   fp_graph *sg = NULL;
   fp_error err;
-  char path[4200];
+  char path[4200], name[CLI_FILE_NAME_MAX + 1];
   if (fp_graph_cut(g, c, &sg, &err) != FP_OK)
     return cli_fail(&err);
-  snprintf(path, sizeof path, "%s/%s.json.gz", dir, fp_graph_name(sg));
+  /* The name comes from the file: made safe, and the range kept whole
+   * however long the graph's name is. */
+  cli_file_name(fp_graph_name(g), name, sizeof name - 24);
+  snprintf(path, sizeof path, "%s/%s@%d+%d.json.gz", dir, name, (int)c.first,
+           (int)c.count);
   fp_status st = fp_graph_save_file(sg, path, &err);
   fp_graph_destroy(sg);
   if (st != FP_OK)

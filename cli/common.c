@@ -104,6 +104,23 @@ const char *cli_safe(const char *s, char *buf, size_t n) {
   return buf;
 }
 
+const char *cli_file_name(const char *s, char *buf, size_t n) {
+  static const char keep[] = "._+@=-";
+  size_t k = 0, cap = n < CLI_FILE_NAME_MAX + 1 ? n : CLI_FILE_NAME_MAX + 1;
+  if (n == 0)
+    return buf;
+  for (; s[k] && k + 1 < cap; k++) {
+    unsigned char c = (unsigned char)s[k];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || (c && strchr(keep, c));
+    buf[k] = ok && !(k == 0 && c == '.') ? (char)c : '_';
+  }
+  if (k == 0 && cap > 1)
+    buf[k++] = '_';
+  buf[k] = '\0';
+  return buf;
+}
+
 int cli_fail(const fp_error *err) {
   char safe[CLI_SAFE_MAX];
   fprintf(stderr, "fuseplan: %s\n", cli_safe(err->msg, safe, sizeof safe));

@@ -1,7 +1,8 @@
 /*
  * figures.h -- the SVG plots of the command: the traffic-vs-peak front
- * (`pareto --svg`) and live memory over the steps of one or more plans
- * (`eval --timeline F.svg`, `compare --timeline F.svg`), laid out with
+ * (`pareto --svg`), live memory over the steps of one or more plans
+ * (`eval --timeline F.svg`, `compare --timeline F.svg`) and the excess
+ * of each method over gold (`batch report --svg`), laid out with
  * cli/plot.h.
  */
 #ifndef FP_FIGURES_H
@@ -50,6 +51,27 @@ typedef struct fig_series {
  * NULL when out of memory.  Each step carries a <title> tooltip naming
  * its kernel (the group's first node, and how many are fused with it). */
 char *fig_timeline_svg(const fp_graph *g, const fig_series *s, int n);
+
+/* The most methods the batch report's figure draws. */
+#define FIG_MAX_METHODS 16
+
+/* One method of a batch report: its excess over gold on each gold item
+ * it ran on, in % of gold's figure. */
+typedef struct fig_excess {
+  const char *name;
+  const double *traffic, *peak;   /* n of each, sorted ascending */
+  int32_t n, equal;               /* items; items equal to gold */
+  double traffic_q[3], peak_q[3]; /* median, p90, max */
+} fig_excess;
+
+/* The batch report's figure as SVG text (free with free()), or NULL when
+ * out of memory: two panels, excess traffic and excess peak over gold,
+ * each the share of the `gold` items at or below x for every method in
+ * m[0..n), on a symmetric log x axis (linear near 0, decades beyond), so
+ * that excesses of 0.01% and of 100% both show; the median, p90 and max
+ * of each method marked with its own hollow shape.  Where methods
+ * coincide, the earlier ones are drawn wider, so every one shows. */
+char *fig_excess_svg(const fig_excess *m, int n, int32_t gold);
 
 /* The most characters of a name in a legend. */
 #define FIG_NAME_MAX 26

@@ -69,6 +69,17 @@ static double nice_step(double lo, double hi, double scale, double min_step) {
   return best > 0 ? best : min_step;
 }
 
+/* The ticks of a linear axis, from lo by step; a tick within rounding
+ * error of zero is zero (no "-0" label). */
+static void linear_ticks(plot_axis *a) {
+  if (a->nticks > PLOT_MAX_TICKS) /* cannot happen: nice_step bounds it */
+    a->nticks = PLOT_MAX_TICKS;
+  for (int i = 0; i < a->nticks; i++) {
+    double v = a->lo + i * a->step;
+    a->ticks[i] = fabs(v) < 1e-9 * a->step ? 0 : v;
+  }
+}
+
 void plot_axis_init(plot_axis *a, double lo, double hi, bool bytes,
                     bool integral) {
   if (!(hi > lo)) { /* one value (or none): a range around it */
@@ -83,6 +94,7 @@ void plot_axis_init(plot_axis *a, double lo, double hi, bool bytes,
   }
   a->scale = 1;
   a->unit = "";
+  a->lin = 0;
   if (bytes) {
     for (size_t i = 0; i < sizeof byte_units / sizeof byte_units[0]; i++)
       if (fabs(hi) >= byte_units[i].scale) {
@@ -96,10 +108,54 @@ void plot_axis_init(plot_axis *a, double lo, double hi, bool bytes,
   a->lo = floor(lo / a->step + 1e-9) * a->step;
   a->hi = ceil(hi / a->step - 1e-9) * a->step;
   a->nticks = tick_count(a->lo, a->hi, a->step);
+  linear_ticks(a);
 }
 
-/* Formats v/scale with the fewest decimals that show the step. */
+/* Decades of lin * 10^k, k = 0..K, that reach v (> 0): K. */
+static int decades(double v, double lin) {
+  int k = 0;
+  while (k < 300 && lin * pow(10, k) < v * (1 - 1e-9))
+    k++;
+  return k;
+}
+
+/* Ticks of one side: 0, then lin * 10^(s*j) for j = 0 .. ceil(K/s). */
+static int side_ticks(int K, int s) {
+  return K < 0 ? 0 : (K + s - 1) / s + 1;
+}
+
+void plot_axis_symlog(plot_axis *a, double lo, double hi, double lin,
+                      const char *unit) {
+  int kn = lo < 0 ? decades(-lo, lin) : -1, kp = hi > 0 ? decades(hi, lin) : -1;
+  int s = 1;
+  while (side_ticks(kn, s) + 1 + side_ticks(kp, s) > PLOT_MAX_TICKS)
+    s++;
+  /* Too few: reach further right (the side an excess grows to). */
+  while (side_ticks(kn, s) + 1 + side_ticks(kp, s) < PLOT_MIN_TICKS)
+    kp = kp < 0 ? 0 : kp + s;
+  a->lin = lin;
+  a->scale = 1;
+  a->unit = unit;
+  a->step = 0;
+  a->nticks = 0;
+  for (int j = side_ticks(kn, s) - 1; j >= 0; j--)
+    a->ticks[a->nticks++] = -lin * pow(10, j * s);
+  a->ticks[a->nticks++] = 0;
+  for (int j = 0; j < side_ticks(kp, s); j++)
+    a->ticks[a->nticks++] = lin * pow(10, j * s);
+  a->lo = a->ticks[0];
+  a->hi = a->ticks[a->nticks - 1];
+}
+
+/* Formats v (a multiple of step, both scaled) with the fewest decimals
+ * that show the step; in e-notation, with the digits that tell the ticks
+ * apart, when that would take more than 3 decimals or 7 digits. */
 static void format_scaled(double v, double step, char *buf, size_t n) {
+  if (fabs(v) >= 1e7 || step < 1e-3) {
+    int digits = v == 0 ? 1 : (int)ceil(log10(fabs(v) / step + 1e-9)) + 1;
+    snprintf(buf, n, "%.*g", digits < 1 ? 1 : digits > 15 ? 15 : digits, v);
+    return;
+  }
   int dec = 0;
   while (dec < 3 && fabs(step * pow(10, dec) - llround(step * pow(10, dec))) >
                         1e-6 * step * pow(10, dec))
@@ -109,9 +165,11 @@ static void format_scaled(double v, double step, char *buf, size_t n) {
 
 const char *plot_axis_label(const plot_axis *a, double v, char *buf, size_t n) {
   char num[48];
-  format_scaled(v / a->scale, a->step / a->scale, num, sizeof num);
+  /* A log tick shows its own digits: 0.01, 1, 100. */
+  double step = a->lin > 0 ? (v != 0 ? fabs(v) : 1) : a->step;
+  format_scaled(v / a->scale, step / a->scale, num, sizeof num);
   if (*a->unit)
-    snprintf(buf, n, "%s %s", num, a->unit);
+    snprintf(buf, n, strcmp(a->unit, "%") ? "%s %s" : "%s%s", num, a->unit);
   else
     snprintf(buf, n, "%s", num);
   return buf;
@@ -126,12 +184,28 @@ const char *plot_bytes(double bytes, char *buf, size_t n) {
   return buf;
 }
 
+/* Where v lies along axis a, before scaling to pixels: v itself, or on
+ * a symmetric log axis v/lin inside +-lin and +-(1 + log10(|v|/lin))
+ * outside. */
+static double axis_pos(const plot_axis *a, double v) {
+  if (a->lin <= 0)
+    return v;
+  double m = fabs(v) / a->lin, t = m <= 1 ? m : 1 + log10(m);
+  return v < 0 ? -t : t;
+}
+
+/* Where v lies along a, from 0 at lo to 1 at hi. */
+static double axis_frac(const plot_axis *a, double v) {
+  double lo = axis_pos(a, a->lo), hi = axis_pos(a, a->hi);
+  return hi > lo ? (axis_pos(a, v) - lo) / (hi - lo) : 0.5;
+}
+
 double plot_px(const plot_box *area, const plot_axis *x, double v) {
-  return area->x + area->w * (v - x->lo) / (x->hi - x->lo);
+  return area->x + area->w * axis_frac(x, v);
 }
 
 double plot_py(const plot_box *area, const plot_axis *y, double v) {
-  return area->y + area->h - area->h * (v - y->lo) / (y->hi - y->lo);
+  return area->y + area->h - area->h * axis_frac(y, v);
 }
 
 /* ---- labels -------------------------------------------------------------- */
@@ -139,7 +213,13 @@ double plot_py(const plot_box *area, const plot_axis *y, double v) {
 void plot_label_init(plot_label *l, const char *text, double ax, double ay,
                      double font) {
   memset(l, 0, sizeof *l);
-  snprintf(l->text, sizeof l->text, "%s", text);
+  size_t n = strlen(text);
+  if (n >= sizeof l->text) { /* cut before a character, not inside one */
+    n = sizeof l->text - 1;
+    while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+      n--;
+  }
+  memcpy(l->text, text, n);
   l->ax = ax;
   l->ay = ay;
   l->font = font;
@@ -248,27 +328,71 @@ bool plot_layout_ok(const plot_label *labels, int n, const plot_box *area,
 
 /* ---- SVG ----------------------------------------------------------------- */
 
+/* The length (1 to 4) of the well-formed UTF-8 sequence at p, its code
+ * point in *cp; 0 when p starts none: a stray continuation byte, an
+ * overlong form, a surrogate, a code point above U+10FFFF, or a sequence
+ * cut short (by the terminating NUL too). */
+static int utf8_seq(const unsigned char *p, uint32_t *cp) {
+  static const unsigned char lead_mask[5] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  int n = p[0] < 0x80                    ? 1
+          : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+          : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+          : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                         : 0;
+  uint32_t c = p[0] & lead_mask[n];
+  for (int i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+    c = c << 6 | (p[i] & 0x3fu);
+  }
+  if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+      (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+    return 0;
+  *cp = c;
+  return n;
+}
+
+/* The escape of code point c in XML text and attributes; NULL when c
+ * stands for itself.  XML 1.0 forbids the C0 controls but tab, LF and CR
+ * (which we show as a space: names are one line) and U+FFFE, U+FFFF; DEL
+ * and the C1 controls it allows, but a terminal obeys them, so they go
+ * too. */
+static const char *xml_escape(uint32_t c) {
+  switch (c) {
+  case '<':
+    return "&lt;";
+  case '>':
+    return "&gt;";
+  case '&':
+    return "&amp;";
+  case '\'':
+    return "&apos;";
+  case '"':
+    return "&quot;";
+  case '\t':
+  case '\n':
+  case '\r':
+    return " ";
+  default:
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xfffe || c == 0xffff
+               ? PLOT_XML_REPLACEMENT
+               : NULL;
+  }
+}
+
 void plot_xml(FILE *f, const char *s) {
-  for (; *s; s++)
-    switch (*s) {
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '\'':
-      fputs("&apos;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    default:
-      fputc(*s, f);
-    }
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    uint32_t c = 0;
+    int n = utf8_seq(p, &c);
+    const char *esc = n ? xml_escape(c) : PLOT_XML_REPLACEMENT;
+    if (esc)
+      fputs(esc, f);
+    else
+      fwrite(p, 1, (size_t)n, f);
+    p += n ? n : 1; /* a bad byte is replaced alone; the next may start a
+                       good sequence */
+  }
 }
 
 void plot_text(FILE *f, double x, double y, double font, const char *fill,
@@ -319,12 +443,12 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
   double ylabel_w = 0;
   fprintf(f, "<g stroke='#dddddd' stroke-width='0.6'>\n");
   for (int i = 0; i < x->nticks; i++) {
-    double px = plot_px(area, x, x->lo + i * x->step);
+    double px = plot_px(area, x, x->ticks[i]);
     fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", px, area->y,
             px, bottom);
   }
   for (int i = 0; i < y->nticks; i++) {
-    double py = plot_py(area, y, y->lo + i * y->step);
+    double py = plot_py(area, y, y->ticks[i]);
     fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", area->x, py,
             area->x + area->w, py);
   }
@@ -333,7 +457,7 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
           "fill='none' stroke='black'/>\n",
           area->x, area->y, area->w, area->h);
   for (int i = 0; i < x->nticks; i++) {
-    double v = x->lo + i * x->step, px = plot_px(area, x, v);
+    double v = x->ticks[i], px = plot_px(area, x, v);
     plot_axis_label(x, v, buf, sizeof buf);
     plot_box b = plot_text_box(buf, font, 0, bottom + 16);
     b.x = px - b.w / 2;
@@ -345,7 +469,7 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
     add_obstacle(obstacles, n_obstacles, max, b);
   }
   for (int i = 0; i < y->nticks; i++) {
-    double v = y->lo + i * y->step, py = plot_py(area, y, v);
+    double v = y->ticks[i], py = plot_py(area, y, v);
     plot_axis_label(y, v, buf, sizeof buf);
     plot_box b = plot_text_box(buf, font, 0, py + 4);
     b.x = area->x - 7 - b.w;
@@ -369,28 +493,41 @@ void plot_axes_svg(FILE *f, const plot_box *area, const plot_axis *x,
                (plot_box){tx - yt.h, ty - yt.w / 2, yt.h, yt.w});
 }
 
-void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
-                     const char *color, const char *tip) {
-  const double r = PLOT_MARKER_R;
+/* The element name of marker m. */
+static const char *marker_element(plot_marker m) {
+  return m == PLOT_DOT || m == PLOT_RING ? "circle"
+         : m == PLOT_SQUARE              ? "rect"
+         : m == PLOT_LINE                ? "line"
+                                         : "polygon";
+}
+
+void plot_marker_svg_r(FILE *f, plot_marker m, double x, double y, double r,
+                       bool hollow, const char *color, const char *tip) {
+  char paint[96];
+  /* Hollow: the outline only, so a marker under it shows through. */
+  if (hollow || m == PLOT_RING)
+    snprintf(paint, sizeof paint, "fill='%s' stroke='%s' stroke-width='1.6'",
+             m == PLOT_RING ? "white" : "none", color);
+  else if (m == PLOT_DOT)
+    snprintf(paint, sizeof paint, "fill='%s' stroke='%s'", color, color);
+  else
+    snprintf(paint, sizeof paint, "fill='%s'", color);
   switch (m) {
   case PLOT_DOT:
   case PLOT_RING:
-    fprintf(f, "<circle cx='%.1f' cy='%.1f' r='%.1f' fill='%s' stroke='%s'", x,
-            y, r, m == PLOT_DOT ? color : "white", color);
+    fprintf(f, "<circle cx='%.1f' cy='%.1f' r='%.1f' %s", x, y, r, paint);
     break;
   case PLOT_SQUARE:
-    fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'",
-            x - r, y - r, 2 * r, 2 * r, color);
+    fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' %s", x - r,
+            y - r, 2 * r, 2 * r, paint);
     break;
   case PLOT_DIAMOND:
-    fprintf(f,
-            "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f' "
-            "fill='%s'",
-            x, y - r - 1, x + r + 1, y, x, y + r + 1, x - r - 1, y, color);
+    fprintf(f, "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f' %s",
+            x, y - r - 1, x + r + 1, y, x, y + r + 1, x - r - 1, y, paint);
     break;
   case PLOT_TRIANGLE:
-    fprintf(f, "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f' fill='%s'", x,
-            y - r - 1, x + r + 1, y + r, x - r - 1, y + r, color);
+    fprintf(f, "<polygon points='%.1f,%.1f %.1f,%.1f %.1f,%.1f' %s", x,
+            y - r - 1, x + r + 1, y + r, x - r - 1, y + r, paint);
     break;
   case PLOT_LINE:
     fprintf(f,
@@ -402,20 +539,23 @@ void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
   if (tip) {
     fputs("><title>", f);
     plot_xml(f, tip);
-    fputs("</title></", f);
-    fputs(m == PLOT_DOT || m == PLOT_RING ? "circle"
-          : m == PLOT_SQUARE              ? "rect"
-          : m == PLOT_LINE                ? "line"
-                                          : "polygon",
-          f);
-    fputs(">\n", f);
+    fprintf(f, "</title></%s>\n", marker_element(m));
   } else {
     fputs("/>\n", f);
   }
 }
 
+void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
+                     const char *color, const char *tip) {
+  plot_marker_svg_r(f, m, x, y, PLOT_MARKER_R, false, color, tip);
+}
+
 plot_box plot_marker_box(double x, double y) {
-  const double r = PLOT_MARKER_R + 1;
+  return plot_marker_box_r(x, y, PLOT_MARKER_R);
+}
+
+plot_box plot_marker_box_r(double x, double y, double r) {
+  r += 1;
   return (plot_box){x - r, y - r, 2 * r, 2 * r};
 }
 
@@ -439,7 +579,8 @@ void plot_legend_svg(FILE *f, const plot_legend_row *rows, int n, double x,
           b.x, b.y, b.w, b.h);
   for (int i = 0; i < n; i++) {
     double cy = y + 4 + LEGEND_ROW * i + LEGEND_ROW / 2;
-    plot_marker_svg(f, rows[i].marker, x + 16, cy, rows[i].color, NULL);
+    plot_marker_svg_r(f, rows[i].marker, x + 16, cy, PLOT_MARKER_R,
+                      rows[i].hollow, rows[i].color, NULL);
     plot_text(f, x + 32, cy + 4, LEGEND_FONT, "black", "start", 0,
               rows[i].text);
   }

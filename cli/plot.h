@@ -38,24 +38,39 @@ plot_box plot_text_box(const char *text, double font_size, double x, double y);
 
 /* An axis: ticks at lo, lo + step, ..., hi (every tick a multiple of
  * step), between PLOT_MIN_TICKS and PLOT_MAX_TICKS of them, and labels in
- * `unit` ("MiB"; "" for plain numbers) of `scale` (2^20 for MiB). */
+ * `unit` ("MiB"; "%"; "" for plain numbers) of `scale` (2^20 for MiB).
+ * A symmetric log axis (lin > 0) is linear within [-lin, lin] and
+ * logarithmic outside, with ticks at 0 and at +-lin times powers of ten;
+ * its step is 0. */
 typedef struct plot_axis {
-  double lo, hi, step; /* in data units (bytes) */
+  double lo, hi, step; /* the ends (the first and last ticks, unless a
+                          caller widens them), in data units (bytes) */
   int nticks;
   double scale;
   const char *unit;
+  double lin;                   /* > 0: symmetric log, linear up to lin */
+  double ticks[PLOT_MAX_TICKS]; /* the tick values, lo first, hi last */
 } plot_axis;
 
 /* Fills *a with round ticks covering [lo, hi] (lo <= hi; equal ends are
- * widened).  bytes: steps of 1, 2 or 5 times a power of ten in the binary
- * unit (B, KiB, MiB, GiB, TiB) that suits hi; otherwise plain numbers
- * with steps of 1, 2 or 5 times a power of ten (at least 1 when
- * `integral`). */
+ * widened; finite values).  bytes: steps of 1, 2 or 5 times a power of
+ * ten in the binary unit (B, KiB, MiB, GiB, TiB) that suits hi; otherwise
+ * plain numbers with steps of 1, 2 or 5 times a power of ten (at least 1
+ * when `integral`). */
 void plot_axis_init(plot_axis *a, double lo, double hi, bool bytes,
                     bool integral);
 
-/* The label of tick value v on axis a ("512 MiB", "1.5 GiB", "40") into
- * buf (n bytes); returns buf. */
+/* Fills *a with a symmetric log axis covering [lo, hi] and 0: linear
+ * within +-lin (lin > 0, a power of ten, say), ticks at 0 and at
+ * +-lin * 10^k, every decade or every second, third... so that there
+ * are at most PLOT_MAX_TICKS; when the data span fewer decades the axis
+ * reaches further right, so that there are at least PLOT_MIN_TICKS.
+ * Labels are plain numbers followed by `unit` ("%"). */
+void plot_axis_symlog(plot_axis *a, double lo, double hi, double lin,
+                      const char *unit);
+
+/* The label of tick value v on axis a ("512 MiB", "1.5 GiB", "40",
+ * "0.1%") into buf (n bytes); returns buf. */
 const char *plot_axis_label(const plot_axis *a, double v, char *buf, size_t n);
 
 /* Formats a byte count in the largest binary unit it reaches, with 3
@@ -91,7 +106,16 @@ int plot_place_labels(plot_label *labels, int n, const plot_box *area,
 bool plot_layout_ok(const plot_label *labels, int n, const plot_box *area,
                     const plot_box *obstacles, int n_obstacles);
 
-/* Writes s with XML's special characters escaped. */
+/* What plot_xml writes for a character XML cannot hold: U+FFFD, the
+ * replacement character, in UTF-8. */
+#define PLOT_XML_REPLACEMENT "\xef\xbf\xbd"
+
+/* Writes s (text from input files: any bytes) as XML 1.0 character data,
+ * fit for an element's text and for a quoted attribute value: & < > " '
+ * escaped; tab, LF and CR as a space; every other C0 control, DEL, the
+ * C1 controls, U+FFFE, U+FFFF and each byte that does not belong to a
+ * well-formed UTF-8 sequence as U+FFFD.  Every SVG text and attribute
+ * made from data goes through it.  Cannot fail (errors stay in f). */
 void plot_xml(FILE *f, const char *s);
 
 /* Writes <text> at (x, y) with the given font size, fill and anchor
@@ -132,14 +156,21 @@ typedef enum plot_marker {
 void plot_marker_svg(FILE *f, plot_marker m, double x, double y,
                      const char *color, const char *tip);
 
-/* The box a marker at (x, y) covers. */
+/* A marker of half-size r; hollow: its outline only (1.6 px wide), so
+ * that markers drawn at one point, larger first, all stay visible. */
+void plot_marker_svg_r(FILE *f, plot_marker m, double x, double y, double r,
+                       bool hollow, const char *color, const char *tip);
+
+/* The box a marker at (x, y) covers (of half-size PLOT_MARKER_R, or r). */
 plot_box plot_marker_box(double x, double y);
+plot_box plot_marker_box_r(double x, double y, double r);
 
 /* A legend: one row per entry, drawn with its top-left at (x, y). */
 typedef struct plot_legend_row {
   const char *text;
   plot_marker marker;
   const char *color;
+  bool hollow; /* the marker's outline only */
 } plot_legend_row;
 
 /* The box the legend covers (an obstacle for labels). */

@@ -20,6 +20,7 @@ top=$(cd "$top_srcdir" && pwd) # manifests name files relative to themselves
 D=$top/tests/data
 G=$D/small.json
 REAL=$top/data/graphs/gpt2.fwd.json.gz
+"$FUSEPLAN" gen --family random --size 14 -o "$T/g14.json" || exit 1
 
 # rows DIR: the index rows of DIR, one per line.
 rows() { cat "$1/index.jsonl"; }
@@ -51,6 +52,26 @@ t_exit 0 && t_eq "cuts written" "$(ls "$T/cuts" | wc -l | tr -d ' ')" 6
 t_run "$FUSEPLAN" cut "$REAL" --nodes 4..8 --count 6 --seed 3 -o "$T/cuts2"
 t_true "the same seed gives the same cuts" \
   test "$(ls "$T/cuts")" = "$(ls "$T/cuts2")"
+
+t_case "cut: a graph's name never leads a file out of -o DIR"
+# The name is the file's: '../../escaped' once wrote ./escaped@...; names
+# with '/', controls or a newline made such paths or unprintable names.
+mkdir -p "$T/work/a"
+for name in '../../escaped' '/abs/x' 'ctl\u001b[2J\u0007/..\nnl' '..' ''; do
+  esc=$(printf '%s' "$name" | sed 's/\\/\\\\/g') # JSON escapes kept by sed
+  sed "s|\"name\": \"gen[^\"]*\"|\"name\": \"$esc\"|" "$T/g14.json" >"$T/work/e.json"
+  rm -rf "$T/work/a/out"
+  t_run_in "$T/work/a" "$FUSEPLAN" cut ../e.json --nodes 1..1 --count 1 -o out
+  t_exit 0 || continue
+  t_eq "files in the work tree ('$name')" \
+    "$(cd "$T/work" && find . -type f | LC_ALL=C sort | tr '\n' ' ')" \
+    "./a/out/$(ls "$T/work/a/out") ./e.json "
+  # One file, of the safe characters, not hidden: no '..', no newline.
+  t_true "a printable file name ('$name')" sh -c "test \$(ls -A '$T/work/a/out' | wc -l) -eq 1 &&
+    ls -A '$T/work/a/out' | LC_ALL=C grep -q -x '[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*'"
+done
+t_eq "files named escaped outside out/" \
+  "$(find "$T" -name '*escaped*' ! -path "$T/work/a/out/*" | wc -l | tr -d ' ')" 0
 
 cat >"$T/manifest" <<EOM
 # tiny cuts of a real graph, and a hand-made graph under two limits

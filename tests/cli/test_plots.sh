@@ -3,8 +3,14 @@
 # (rsvg-convert, from librsvg2-bin) to a PNG that is not blank, and hold
 # what a reader needs: axis ticks in binary units, axis titles with units,
 # a legend, the eager point, a plan given with --start labelled by its
-# solver.method, every plan's peak, and tooltips naming kernels.  Skipped
-# (77) without rsvg-convert.
+# solver.method, every plan's peak, and tooltips naming kernels.  Every
+# SVG the command writes (eval and compare --timeline, pareto --svg,
+# batch report --svg) is well-formed XML with only the elements drawn,
+# under hostile names: markup, quotes, ESC, BEL, a C1 control, U+FFFE,
+# tab and newline in graph, node and method names, invalid UTF-8 in a
+# plan's file name and in a method name cut mid-character, a 300-byte
+# name (checked with python3's expat).  Skipped (77) without
+# rsvg-convert.
 
 # shellcheck source=tests/cli/lib.sh
 . "${top_srcdir:-.}/tests/cli/lib.sh"
@@ -69,5 +75,107 @@ render "$T_TMP/cmp.svg"
 t_case 'compare --timeline needs .svg'
 t_run "$FUSEPLAN" compare "$g" "$T_TMP/greedy.plan.json" --timeline "$T_TMP/x.csv"
 t_exit 2
+
+# ---- hostile names ----------------------------------------------------------
+
+# well_formed SVG [TEXT]: SVG parses as XML (expat), holds no element but
+# those the plots draw (no <script>), and, given TEXT, holds it verbatim
+# in some text or tooltip (escaped on the way in, not dropped).
+well_formed() {
+  t_true "$1 is not well-formed XML with the expected elements and text" \
+    python3 - "$1" "${2-}" <<'EOF_PY'
+import sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1])
+drawn = {'svg', 'rect', 'text', 'line', 'polyline', 'polygon', 'circle', 'g',
+         'title'}
+names = {e.tagName for e in doc.getElementsByTagName('*')}
+if names - drawn:
+    sys.exit('unexpected elements: %s' % sorted(names - drawn))
+texts = [n.data for e in doc.getElementsByTagName('*') for n in e.childNodes
+         if n.nodeType == n.TEXT_NODE]
+if sys.argv[2] and not any(sys.argv[2] in t for t in texts):
+    sys.exit('%r not in any text' % sys.argv[2])
+EOF_PY
+}
+
+if ! command -v python3 >/dev/null 2>&1; then
+  echo 'note: no python3: the XML checks of hostile names are skipped' >&2
+  t_finish
+fi
+
+evil='<script>alert("x")</script>&'"'"'q'
+h=$T_TMP/hostile
+mkdir -p "$h"
+# A graph and its first node named with markup, quotes, ESC, BEL, a C1
+# control, U+FFFE, tab and newline (JSON allows them all); the graph's
+# name 300 bytes longer.  Plans with such a solver.method.
+"$FUSEPLAN" gen --family random --size 10 --seed 3 -o "$h/src.json" || exit 1
+python3 - "$h" "$evil" <<'EOF_PY' || exit 1
+import json, sys
+h, evil = sys.argv[1:]
+bad = evil + ' \x1b[2J\x07\x85\ufffe\t\n end'
+g = json.load(open(h + '/src.json'))
+old = g['nodes'][0]['name']
+g = json.loads(json.dumps(g).replace(json.dumps(old), json.dumps('node' + bad)))
+g['name'] = bad + ' ' + 'L' * 300
+json.dump(g, open(h + '/g.json', 'w'))
+EOF_PY
+"$FUSEPLAN" solve "$h/g.json" --method greedy -o "$h/greedy.plan.json" -q || exit 1
+"$FUSEPLAN" solve "$h/g.json" --method eager -o "$h/eager.plan.json" -q || exit 1
+for m in greedy eager; do
+  python3 - "$h/$m.plan.json" "$evil" "$m" <<'EOF_PY' || exit 1
+import json, sys
+path, evil, m = sys.argv[1:]
+p = json.load(open(path))
+p['solver']['method'] = evil + ' \x1b]0;' + m + '\x07'
+json.dump(p, open(path, 'w'))
+EOF_PY
+done
+# A plan file whose name holds markup and bytes that are not UTF-8.
+bad_file=$h/$(printf 'p<&\377\303x.plan.json')
+cp "$h/greedy.plan.json" "$bad_file"
+
+t_case 'eval --timeline: hostile graph, node and file names'
+t_run "$FUSEPLAN" eval "$h/g.json" "$bad_file" --timeline "$h/one.svg"
+t_exit 0 && well_formed "$h/one.svg" "$evil"
+t_true 'the node is named in a tooltip' grep -q 'kernel node&lt;script&gt;' "$h/one.svg"
+
+t_case 'compare --timeline: hostile plan names'
+t_run "$FUSEPLAN" compare "$h/g.json" "$h/greedy.plan.json" \
+  "$h/eager.plan.json" --timeline "$h/cmp.svg"
+t_exit 0 && well_formed "$h/cmp.svg" "$evil"
+
+t_case 'pareto --svg: hostile graph and --start names'
+t_run "$FUSEPLAN" pareto "$h/g.json" --points 2 --time-limit 2 \
+  --start "$h/greedy.plan.json" --svg "$h/front.svg"
+t_exit 0 && well_formed "$h/front.svg" "$evil"
+
+t_case 'batch report --svg: hostile method names'
+# index.jsonl by hand: gold items with methods named with markup, with
+# ESC and BEL, and one whose name the record's 31 bytes cut inside a
+# character (invalid UTF-8 left).
+mkdir -p "$h/ds"
+python3 - "$h/ds/index.jsonl" "$evil" <<'EOF_PY' || exit 1
+import json, sys
+path, evil = sys.argv[1:]
+methods = [evil, 'esc\x1b[2J\x07bel', 'a' * 30 + '\u00e9', 'greedy']
+with open(path, 'w') as f:
+    for i in range(6):
+        r = {'id': '%064x' % i, 'graph': 'g\x1b%d' % i, 'status': 'optimal',
+             'gold': True, 'traffic_bytes': 1000, 'peak_bytes': 1000,
+             'compare': methods}
+        for k, m in enumerate(methods):
+            key = m.replace('-', '_')
+            r[key + '_traffic_bytes'] = 1000 + i * k * 7
+            r[key + '_peak_bytes'] = 1000 - i * k
+        f.write(json.dumps(r) + '\n')
+EOF_PY
+t_run "$FUSEPLAN" batch report "$h/ds" --svg "$h/report.svg"
+t_exit 0 && well_formed "$h/report.svg" "$evil"
+t_true 'the peak beside the traffic' grep -q 'excess peak over gold' "$h/report.svg"
+
+for f in one cmp front report; do
+  [ -s "$h/$f.svg" ] && render "$h/$f.svg"
+done
 
 t_finish
