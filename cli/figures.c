@@ -42,7 +42,9 @@ static void begin(FILE *f, const char *title, const plot_legend_row *rows,
           "font-size='11'>\n<rect width='100%%' height='100%%' "
           "fill='white'/>\n",
           w, FIG_H, w, FIG_H);
-  plot_text(f, fig_area.x, 24, 14, "black", "start", 0, title);
+  char fit[256]; /* a long graph name is cut at the canvas's edge */
+  plot_text(f, fig_area.x, 24, 14, "black", "start", 0,
+            plot_fit(title, 14, w - fig_area.x - 12, fit, sizeof fit));
 }
 
 /* Everything a figure keeps labels off. */
@@ -358,8 +360,8 @@ static const double *excess_of(const fig_excess *m, int p) {
 
 /* The symmetric log x axis of panel p: linear up to the power of ten at
  * or below the least nonzero excess (0.001% to 1%), decades beyond; one
- * linear step left of 0 at least, so that a vertical jump at 0 stays off
- * the frame. */
+ * linear step either side of 0 at least, so that a vertical jump at 0
+ * stays off the frame. */
 static void excess_axis(const fig_excess *m, int n, int p, plot_axis *x) {
   double lo = 0, hi = 0, least = INFINITY;
   for (int k = 0; k < n; k++)
@@ -372,7 +374,7 @@ static void excess_axis(const fig_excess *m, int n, int p, plot_axis *x) {
     }
   double lin = isfinite(least) ? pow(10, floor(log10(least))) : 0.1;
   lin = fmin(1, fmax(0.001, lin));
-  plot_axis_symlog(x, fmin(lo, -lin), hi, lin, "%");
+  plot_axis_symlog(x, fmin(lo, -lin), fmax(hi, lin), lin, "%");
 }
 
 /* How many of the points after i (of n) lie within 2 px of point i. */

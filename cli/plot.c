@@ -31,6 +31,24 @@ plot_box plot_text_box(const char *text, double font_size, double x, double y) {
                     1.05 * font_size};
 }
 
+const char *plot_fit(const char *s, double font, double width, char *buf,
+                     size_t n) {
+  size_t len = strlen(s), max = (size_t)fmax(0, width / (PLOT_CHAR_W * font));
+  if (n == 0)
+    return buf;
+  if (len <= max && len < n) {
+    memcpy(buf, s, len + 1);
+    return buf;
+  }
+  size_t k = max < n - 1 ? max : n - 1;
+  k = k > 3 ? k - 3 : 0;
+  while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+    k--; /* not inside a character */
+  memcpy(buf, s, k);
+  snprintf(buf + k, n - k, "...");
+  return buf;
+}
+
 /* ---- axes ---------------------------------------------------------------- */
 
 static const struct {

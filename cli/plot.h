@@ -36,6 +36,11 @@ bool plot_box_inside(const plot_box *inner, const plot_box *outer);
  * and its baseline at y. */
 plot_box plot_text_box(const char *text, double font_size, double x, double y);
 
+/* s cut to fit `width` px at `font` (and n bytes), "..." marking a cut,
+ * between characters; returns buf. */
+const char *plot_fit(const char *s, double font, double width, char *buf,
+                     size_t n);
+
 /* An axis: ticks at lo, lo + step, ..., hi (every tick a multiple of
  * step), between PLOT_MIN_TICKS and PLOT_MAX_TICKS of them, and labels in
  * `unit` ("MiB"; "%"; "" for plain numbers) of `scale` (2^20 for MiB).

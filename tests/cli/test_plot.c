@@ -354,6 +354,27 @@ START_TEST(xml_only_xml_characters) {
 }
 END_TEST
 
+START_TEST(fit_cuts_long_text) {
+  char buf[64], text[301];
+  ck_assert_str_eq(plot_fit("short", 10, 100, buf, sizeof buf), "short");
+  memset(text, 'L', 300);
+  text[300] = '\0';
+  plot_fit(text, 10, 140, buf, sizeof buf); /* 20 glyphs of 7 px */
+  ck_assert_int_eq(strlen(buf), 20);
+  ck_assert(strcmp(buf + 17, "...") == 0);
+  plot_fit(text, 1, 1e6, buf, sizeof buf); /* the buffer bounds it */
+  ck_assert_int_eq(strlen(buf), sizeof buf - 1);
+  for (int i = 0; i < 150; i++)
+    memcpy(text + 2 * i, "\xc3\xa9", 2);
+  for (double w = 20; w < 200; w += 7) {
+    plot_fit(text, 10, w, buf, sizeof buf);
+    char *got = xml_of(buf);
+    ck_assert_msg(strstr(got, R) == NULL, "cut inside a character at %g", w);
+    free(got);
+  }
+}
+END_TEST
+
 START_TEST(label_cut_between_characters) {
   /* A long name of 2-byte characters is cut before a character. */
   char text[2 * PLOT_MAX_LABEL + 1];
@@ -386,6 +407,7 @@ int main(void) {
   tcase_add_test(tc, text_extent_and_xml);
   tcase_add_test(tc, xml_only_xml_characters);
   tcase_add_test(tc, label_cut_between_characters);
+  tcase_add_test(tc, fit_cuts_long_text);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
