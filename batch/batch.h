@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 #include "model/status.h"
 #include "solver/cut.h"
 

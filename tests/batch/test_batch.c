@@ -14,7 +14,7 @@
 
 #include "batch/batch.h"
 #include "heuristics/heuristics.h"
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 #include "model/eval.h"
 #include "solver/cut.h"
 #include "tests/testutil.h"

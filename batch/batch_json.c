@@ -3,7 +3,7 @@
  * (batch_json.h), read with cJSON and written with the exact writers of
  * json_util.c (byte counts as raw integers).
  */
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 
 #include <math.h>
 #include <stdio.h>
