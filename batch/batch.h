@@ -40,10 +40,13 @@ typedef enum fp_batch_peak {
   FP_BATCH_PEAK_BYTES      /* value bytes */
 } fp_batch_peak;
 
-/* One item, resolved (fp_batch_item_finish fills id and graph_sha256). */
+/* One item, resolved (fp_batch_item_finish fills id and graph_sha256).
+ * Its strings belong to whoever made it (expand.h's list): an item is
+ * small (about half a KiB), so that a command of many items holds little
+ * memory. */
 typedef struct fp_batch_item {
-  char source[4096];   /* the graph file */
-  char inductor[4096]; /* its *.inductor.plan.json* beside it, "" */
+  const char *source;   /* the graph file */
+  const char *inductor; /* its *.inductor.plan.json* beside it, "" */
   char graph_sha256[65];
   fp_cut cut; /* count 0: the whole graph */
   char objective[32];
@@ -55,7 +58,7 @@ typedef struct fp_batch_item {
   char method[32];
   char compare[FP_BATCH_MAX_COMPARE][32];
   int32_t n_compare;
-  char load_error[600]; /* set at expansion: the item is an error */
+  const char *load_error; /* "", or set at expansion: an error item */
   char id[65];
 } fp_batch_item;
 
@@ -63,7 +66,12 @@ typedef struct fp_batch_item {
 void fp_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* The SHA-256 of a graph file's content (after decompression, so a file
- * and its .gz have the same hash).  Fails as fp_file_read_all. */
+ * and its .gz have the same hash), read as a stream: the process holds
+ * 64 KiB of it at a time, however large it is.  FP_EIO naming the file
+ * when it cannot be opened or read, FP_EINPUT when it is not a regular
+ * file (never waited on: a FIFO) or its gzip data is corrupt, FP_ELIMIT
+ * past the input limit (fp_max_input_bytes, decompressed bytes),
+ * FP_ENOMEM. */
 fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err);
 
 /* The item's canonical spec (what its id hashes), into buf[n]. */

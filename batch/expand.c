@@ -4,11 +4,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <glob.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "batch/expand.h"
 #include "model/io.h"
@@ -18,7 +21,11 @@
 struct fp_batch_items {
   fp_batch_item *v;
   int32_t n, cap;
+  char **strs; /* the items' strings, each shared by a file's items */
+  int32_t n_strs, cap_strs;
   char version[32];
+  fp_batch_warn_fn warn;
+  void *warn_ctx;
 };
 
 fp_batch_items *fp_batch_items_create(const char *version) {
@@ -31,8 +38,52 @@ fp_batch_items *fp_batch_items_create(const char *version) {
 void fp_batch_items_destroy(fp_batch_items *L) {
   if (!L)
     return;
+  for (int32_t i = 0; i < L->n_strs; i++)
+    free(L->strs[i]);
+  free(L->strs);
   free(L->v);
   free(L);
+}
+
+void fp_batch_items_on_warning(fp_batch_items *L, fp_batch_warn_fn fn,
+                               void *ctx) {
+  L->warn = fn;
+  L->warn_ctx = ctx;
+}
+
+/* Passes a one-line warning to L's callback, if any. */
+static void warn(const fp_batch_items *L, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void warn(const fp_batch_items *L, const char *fmt, ...) {
+  char msg[FP_ERROR_MSG_MAX];
+  va_list ap;
+  if (!L->warn)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  L->warn(msg, L->warn_ctx);
+}
+
+/* A copy of s owned by L ("" is not copied); NULL out of memory. */
+static const char *keep(fp_batch_items *L, const char *s) {
+  if (!s[0])
+    return "";
+  if (L->n_strs == L->cap_strs) {
+    int32_t cap = L->cap_strs ? 2 * L->cap_strs : 64;
+    char **v = realloc(L->strs, (size_t)cap * sizeof *v);
+    if (!v)
+      return NULL;
+    L->strs = v;
+    L->cap_strs = cap;
+  }
+  char *copy = strdup(s);
+  if (copy)
+    L->strs[L->n_strs++] = copy;
+  return copy;
 }
 
 const fp_batch_item *fp_batch_items_get(const fp_batch_items *L, int32_t *n) {
@@ -109,41 +160,67 @@ static fp_status add_items(fp_batch_items *L, const fp_batch_spec *spec,
     it->cut = c;
     it->peak_kind = spec->peak_kind[i];
     it->peak_value = spec->peak_value[i];
-    snprintf(it->load_error, sizeof it->load_error, "%s", load_error);
+    it->load_error = load_error;
     fp_batch_item_finish(it, L->version);
   }
   return FP_OK;
 }
 
-/* The items of one graph file: its whole graph, or its cuts. */
-static fp_status graph_items(fp_batch_items *L, const fp_batch_spec *spec,
-                             fp_batch_item *proto, const char *path,
-                             fp_error *err) {
-  fp_error e;
-  fp_error_clear(&e);
-  snprintf(proto->source, sizeof proto->source, "%s", path);
-  inductor_beside(path, proto->inductor, sizeof proto->inductor);
-  if (fp_batch_graph_sha256(path, proto->graph_sha256, &e) != FP_OK) {
-    fp_sha256_hex(path, strlen(path), proto->graph_sha256); /* an error item */
-    return add_items(L, spec, proto, (fp_cut){0, 0}, e.msg, err);
-  }
-  if (!spec->cut)
-    return add_items(L, spec, proto, (fp_cut){0, 0}, "", err);
+/* The items of the cuts of graph file `path` (loaded whole: a graph
+ * that does not load is one error item). */
+static fp_status cut_items(fp_batch_items *L, const fp_batch_spec *spec,
+                           const fp_batch_item *proto, const char *path,
+                           fp_error *err) {
   fp_graph *g = NULL;
   fp_cut *cuts = malloc(((size_t)spec->cut_count + 1) * sizeof *cuts);
   int32_t n = 0;
   fp_status st = FP_OK;
+  fp_error e;
+  fp_error_clear(&e);
   if (!cuts)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
-  if (fp_graph_load_file(path, &g, &e) != FP_OK)
-    st = add_items(L, spec, proto, (fp_cut){0, 0}, e.msg, err);
-  else if (fp_cut_choose(g, spec->cut_lo, spec->cut_hi, spec->cut_count,
-                         spec->cut_seed, cuts, &n, &e) == FP_OK)
+  if (fp_graph_load_file(path, &g, &e) != FP_OK) {
+    const char *msg = keep(L, e.msg);
+    st = msg ? add_items(L, spec, proto, (fp_cut){0, 0}, msg, err)
+             : fp_error_set(err, FP_ENOMEM, "out of memory");
+  } else if (fp_cut_choose(g, spec->cut_lo, spec->cut_hi, spec->cut_count,
+                           spec->cut_seed, cuts, &n, &e) == FP_OK)
     for (int32_t i = 0; i < n && st == FP_OK; i++)
       st = add_items(L, spec, proto, cuts[i], "", err);
   fp_graph_destroy(g);
   free(cuts);
   return st;
+}
+
+/* The items of one graph file: its whole graph, or its cuts.  A path
+ * that is not a regular file (a FIFO, a socket, a device) is skipped
+ * with a warning, unopened: reading it could wait for ever or never
+ * end. */
+static fp_status graph_items(fp_batch_items *L, const fp_batch_spec *spec,
+                             fp_batch_item *proto, const char *path,
+                             const char *where, fp_error *err) {
+  char inductor[4096];
+  struct stat sb;
+  fp_error e;
+  fp_error_clear(&e);
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    warn(L, "%s: '%s' is not a regular file: skipped", where, path);
+    return FP_OK;
+  }
+  inductor_beside(path, inductor, sizeof inductor);
+  proto->source = keep(L, path);
+  proto->inductor = keep(L, inductor);
+  if (!proto->source || !proto->inductor)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (fp_batch_graph_sha256(path, proto->graph_sha256, &e) != FP_OK) {
+    fp_sha256_hex(path, strlen(path), proto->graph_sha256); /* an error item */
+    const char *msg = keep(L, e.msg);
+    return msg ? add_items(L, spec, proto, (fp_cut){0, 0}, msg, err)
+               : fp_error_set(err, FP_ENOMEM, "out of memory");
+  }
+  if (!spec->cut)
+    return add_items(L, spec, proto, (fp_cut){0, 0}, "", err);
+  return cut_items(L, spec, proto, path, err);
 }
 
 static int cmp_path(const void *a, const void *b) {
@@ -163,7 +240,7 @@ static fp_status dir_items(fp_batch_items *L, const fp_batch_spec *spec,
     qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_path);
     for (size_t i = 0; i < gl.gl_pathc && st == FP_OK; i++)
       if (graph_name(gl.gl_pathv[i]) && ++found)
-        st = graph_items(L, spec, proto, gl.gl_pathv[i], err);
+        st = graph_items(L, spec, proto, gl.gl_pathv[i], where, err);
     globfree(&gl);
   }
   if (st == FP_OK && !found)
@@ -186,7 +263,7 @@ static fp_status glob_items(fp_batch_items *L, const fp_batch_spec *spec,
     if (stat(gl.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode))
       st = dir_items(L, spec, proto, gl.gl_pathv[i], where, err);
     else if (graph_name(gl.gl_pathv[i]))
-      st = graph_items(L, spec, proto, gl.gl_pathv[i], err);
+      st = graph_items(L, spec, proto, gl.gl_pathv[i], where, err);
   globfree(&gl);
   return st;
 }
@@ -213,58 +290,122 @@ fp_status fp_batch_items_add_path(fp_batch_items *L, const fp_batch_spec *spec,
   else if (S_ISDIR(sb.st_mode))
     st = dir_items(L, spec, proto, path, where, err);
   else
-    st = graph_items(L, spec, proto, path, err);
+    st = graph_items(L, spec, proto, path, where, err);
   free(proto);
   return st;
 }
 
-/* One manifest line (k bytes at s, number `line`) into L. */
-static fp_status manifest_line(fp_batch_items *L, const char *s, size_t k,
-                               const char *where, const char *base,
-                               fp_batch_resolve_fn resolve, void *ctx,
-                               fp_batch_line *ln, fp_batch_spec *spec,
+/* A manifest being read: what each line needs. */
+typedef struct manifest {
+  fp_batch_items *L;
+  const char *file, *base;
+  fp_batch_resolve_fn resolve;
+  void *ctx;
+  fp_batch_line ln;
+  fp_batch_spec spec;
+} manifest;
+
+/* Manifest line number `line` (k bytes at s) into M->L. */
+static fp_status manifest_line(manifest *M, const char *s, size_t k, int line,
                                fp_error *err) {
-  fp_status st = fp_batch_line_parse(s, k, where, ln, err);
+  char where[4200];
+  size_t skip = 0;
+  while (skip < k && strchr(" \t\r", s[skip]))
+    skip++;
+  if (skip == k || s[skip] == '#') /* blank lines and comments */
+    return FP_OK;
+  snprintf(where, sizeof where, "%s:%d", M->file, line);
+  fp_status st = fp_batch_line_parse(s, k, where, &M->ln, err);
   if (st == FP_OK) {
-    memset(spec, 0, sizeof *spec);
-    st = resolve(ln, where, spec, ctx, err);
+    memset(&M->spec, 0, sizeof M->spec);
+    st = M->resolve(&M->ln, where, &M->spec, M->ctx, err);
   }
   if (st == FP_OK)
-    st = fp_batch_items_add_path(L, spec, ln->graph, base, where, err);
+    st = fp_batch_items_add_path(M->L, &M->spec, M->ln.graph, M->base, where,
+                                 err);
+  return st;
+}
+
+/* Appends k bytes at s to the line being read (*line, *len of *cap);
+ * FP_ELIMIT past FP_BATCH_MAX_LINE. */
+static fp_status line_append(char **line, size_t *len, size_t *cap,
+                             const char *s, size_t k, const char *where,
+                             fp_error *err) {
+  if (*len + k > FP_BATCH_MAX_LINE)
+    return fp_error_set(err, FP_ELIMIT, "%s: longer than %d bytes", where,
+                        FP_BATCH_MAX_LINE);
+  if (*len + k + 1 > *cap) {
+    size_t want = (*len + k + 1) * 2;
+    char *grown = realloc(*line, want);
+    if (!grown)
+      return fp_error_set(err, FP_ENOMEM, "out of memory");
+    *line = grown;
+    *cap = want;
+  }
+  memcpy(*line + *len, s, k);
+  *len += k;
+  return FP_OK;
+}
+
+/* Every line of the open manifest z through manifest_line, read in
+ * chunks: one line is held at a time, never the file. */
+static fp_status read_lines(manifest *M, gzFile z, fp_error *err) {
+  enum { CHUNK = 1 << 16 };
+  char *chunk = malloc(CHUNK), *line = NULL, where[4200];
+  size_t len = 0, cap = 0;
+  uint64_t total = 0, limit = fp_max_input_bytes();
+  int k, n = 0, zerr;
+  fp_status st = chunk ? FP_OK : fp_error_set(err, FP_ENOMEM, "out of memory");
+  while (st == FP_OK && (k = gzread(z, chunk, CHUNK)) > 0) {
+    if ((total += (uint64_t)k) > limit)
+      st = fp_error_set(err, FP_ELIMIT, "%s: larger than %llu bytes", M->file,
+                        (unsigned long long)limit);
+    for (const char *s = chunk, *end = chunk + k; st == FP_OK && s < end;) {
+      const char *nl = memchr(s, '\n', (size_t)(end - s));
+      size_t seg = (size_t)((nl ? nl : end) - s);
+      snprintf(where, sizeof where, "%s:%d", M->file, n + 1);
+      st = line_append(&line, &len, &cap, s, seg, where, err);
+      if (st == FP_OK && nl) {
+        st = manifest_line(M, line, len, ++n, err);
+        len = 0;
+      }
+      s += seg + (nl ? 1 : 0);
+    }
+  }
+  const char *why = gzerror(z, &zerr);
+  if (st == FP_OK && zerr != Z_OK && zerr != Z_STREAM_END)
+    st = fp_error_set(err, FP_EIO, "%s: read error: %s", M->file,
+                      zerr == Z_ERRNO ? strerror(errno) : why);
+  if (st == FP_OK && len)
+    st = manifest_line(M, line, len, ++n, err);
+  free(chunk);
+  free(line);
   return st;
 }
 
 fp_status fp_batch_items_add_manifest(fp_batch_items *L, const char *file,
                                       fp_batch_resolve_fn resolve, void *ctx,
                                       fp_error *err) {
-  char *text = NULL, base[4096], where[4200];
-  size_t len = 0;
-  fp_status st = fp_file_read_all(file, &text, &len, err);
-  if (st != FP_OK)
-    return st;
+  char base[4096];
   /* Paths in the manifest are relative to its directory. */
   snprintf(base, sizeof base, "%s", file);
   char *slash = strrchr(base, '/');
   if (slash)
     *slash = '\0';
-  int line = 0;
-  fp_batch_line *ln = malloc(sizeof *ln);
-  fp_batch_spec *spec = malloc(sizeof *spec);
-  if (!ln || !spec)
-    st = fp_error_set(err, FP_ENOMEM, "out of memory");
-  for (char *s = text, *nl; st == FP_OK && s && *s; s = nl ? nl + 1 : NULL) {
-    nl = strchr(s, '\n');
-    size_t k = nl ? (size_t)(nl - s) : strlen(s);
-    line++;
-    size_t skip = strspn(s, " \t\r");
-    if (skip >= k || s[skip] == '#') /* blank lines and comments */
-      continue;
-    snprintf(where, sizeof where, "%s:%d", file, line);
-    st = manifest_line(L, s, k, where, slash ? base : NULL, resolve, ctx, ln,
-                       spec, err);
-  }
-  free(ln);
-  free(spec);
-  free(text);
+  manifest *M = calloc(1, sizeof *M);
+  if (!M)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  M->L = L;
+  M->file = file;
+  M->base = slash ? base : NULL;
+  M->resolve = resolve;
+  M->ctx = ctx;
+  gzFile z = gzopen(file, "rb");
+  fp_status st = z ? read_lines(M, z, err)
+                   : fp_error_set(err, FP_EIO, "%s: cannot open: %s", file,
+                                  strerror(errno));
+  if (z)
+    gzclose(z);
+  free(M);
   return st;
 }

@@ -26,6 +26,9 @@
 /* The most items of one command. */
 #define FP_BATCH_MAX_ITEMS 200000
 
+/* The longest manifest line, in bytes. */
+#define FP_BATCH_MAX_LINE (1 << 20)
+
 /* The most peak limits of one argument or line. */
 #define FP_BATCH_MAX_PEAKS 128
 
@@ -51,12 +54,19 @@ typedef fp_status (*fp_batch_resolve_fn)(const fp_batch_line *ln,
 /* The items of a command, in the order found. */
 typedef struct fp_batch_items fp_batch_items;
 
+/* Receives a one-line warning (a path skipped); never fails. */
+typedef void (*fp_batch_warn_fn)(const char *msg, void *ctx);
+
 /* A new empty list for fuseplan version `version` (part of every id);
  * NULL out of memory. */
 fp_batch_items *fp_batch_items_create(const char *version);
 
 /* Frees L and its items; NULL is a no-op. */
 void fp_batch_items_destroy(fp_batch_items *L);
+
+/* Sends L's warnings to fn (none: they are dropped). */
+void fp_batch_items_on_warning(fp_batch_items *L, fp_batch_warn_fn fn,
+                               void *ctx);
 
 /* The items of L (valid until L changes or is destroyed); *n their
  * count. */
@@ -65,19 +75,27 @@ const fp_batch_item *fp_batch_items_get(const fp_batch_items *L, int32_t *n);
 /* Adds the items of path `arg` (relative to `base` unless NULL or arg is
  * absolute) under spec: a graph file, every graph file of a directory
  * (*.json, *.json.gz, not plans, by name), or the files and directories
- * of a glob.  A graph that cannot be read becomes an error item (its
- * message is its record's).  FP_EINPUT naming `where` for a path that
- * matches nothing or a directory without a graph file, or past
- * FP_BATCH_MAX_ITEMS; FP_ENOMEM. */
+ * of a glob.  A path that is not a regular file (FIFO, socket, device,
+ * a directory inside a directory) is skipped with a warning naming
+ * `where` and the path, never opened.  A graph is hashed as a stream
+ * (fp_batch_graph_sha256): one that cannot be read or is over the input
+ * limit becomes an error item (its message is its record's).  With
+ * spec->cut the graph is loaded whole (under the input limit) to choose
+ * the cuts.  FP_EINPUT naming `where` for a path that matches nothing or
+ * a directory without a graph file, or past FP_BATCH_MAX_ITEMS;
+ * FP_ENOMEM. */
 fp_status fp_batch_items_add_path(fp_batch_items *L, const fp_batch_spec *spec,
                                   const char *arg, const char *base,
                                   const char *where, fp_error *err);
 
-/* Adds the items of every line of manifest `file` (JSON Lines: blank
- * lines and lines starting with '#' skipped; paths relative to the
- * manifest's directory), each line resolved by `resolve`.  Fails as
+/* Adds the items of every line of manifest `file` (JSON Lines, plain or
+ * gzip: blank lines and lines starting with '#' skipped; paths relative
+ * to the manifest's directory), each line resolved by `resolve`.  The
+ * file is read as a stream, one line held at a time.  Fails as
  * fp_batch_line_parse, `resolve` and fp_batch_items_add_path (the first
- * bad line stops it); FP_EIO when the file cannot be read. */
+ * bad line stops it); FP_ELIMIT naming the line when one is longer than
+ * FP_BATCH_MAX_LINE, or the file past the input limit; FP_EIO when the
+ * file cannot be read. */
 fp_status fp_batch_items_add_manifest(fp_batch_items *L, const char *file,
                                       fp_batch_resolve_fn resolve, void *ctx,
                                       fp_error *err);

@@ -55,7 +55,8 @@ static const char batch_help[] =
     "                   0: none)\n"
     "  --shard K/N      only the items of shard K (1..N) of N, by id\n"
     "                   (a job array: one shard per task; then merge)\n"
-    "  -q, --quiet      no progress on stderr\n"
+    "  -q, --quiet      no progress on stderr\n" CLI_INPUT_OPTIONS_HELP
+    "                       (a graph over it is an error item)\n"
     "\n"
     "merge: copies the items of shard directories into OUT and assembles\n"
     "its dataset as one run would; an id whose records differ between two\n"
@@ -307,6 +308,14 @@ static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
   return 0;
 }
 
+/* A warning of the expansion (a path skipped), on one line. */
+static void show_warning(const char *msg, void *ctx) {
+  char safe[CLI_SAFE_MAX];
+  (void)ctx;
+  fprintf(stderr, "fuseplan batch: warning: %s\n",
+          cli_safe(msg, safe, sizeof safe));
+}
+
 /* Every item of the command line into L; 0 or an exit code. */
 static int collect_items(const cli_args *a, fp_batch_items *L) {
   defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
@@ -328,6 +337,7 @@ static int collect_items(const cli_args *a, fp_batch_items *L) {
   memset(&none, 0, sizeof none);
   if (!spec)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fp_batch_items_on_warning(L, show_warning, NULL);
   int rc = check_peaks(d.peak, "--peak-limit", spec);
   if (!rc)
     rc = item_settings(&d, &none, "options", &spec->proto);
@@ -465,7 +475,8 @@ int cmd_batch(int argc, char **argv) {
       {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
       {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL},
       {"shard", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("batch", "%s", a.error);
   if (a.help)

@@ -155,6 +155,35 @@ t_exit 1
 t_eq "completed" "$(count "$T/badds" status optimal)" 1
 t_true "the loader's message is kept" grep -q 'bad.json: ' "$T/badds/index.jsonl"
 
+t_case "a FIFO in a graph directory is skipped with a warning, not waited on"
+mkdir -p "$T/withfifo"
+cp "$G" "$T/withfifo/a.json"
+mkfifo "$T/withfifo/b.json"
+t_run timeout 60 "$FUSEPLAN" batch "$T/withfifo" -o "$T/fifods" -q
+t_exit 0 && t_err_has "b.json' is not a regular file: skipped"
+t_eq "items" "$(rows "$T/fifods" | wc -l | tr -d ' ')" 1
+
+t_case "a gzip bomb over --max-input-bytes is an error item, the parent stays small"
+head -c 64000000 /dev/zero | gzip -1 >"$T/bomb.json.gz"
+# (the resident set is measured only without a sanitizer's shadow memory)
+if [ -x /usr/bin/time ] && ! nm "$FUSEPLAN" 2>/dev/null | grep -q __asan_init; then
+  t_run /usr/bin/time -f 'maxrss %M' "$FUSEPLAN" batch "$G" "$T/bomb.json.gz" \
+    -o "$T/bombds" -q --max-input-bytes 32M
+  rss=$(sed -n 's/^maxrss //p' "$T_ERR")
+  # against the program's own footprint (its shared libraries: MPI's)
+  base=$(/usr/bin/time -f 'maxrss %M' "$FUSEPLAN" --version 2>&1 >/dev/null |
+    sed -n 's/^maxrss //p')
+  t_true "the batch held $rss KiB, the program alone $base KiB" \
+    test "${rss:-999999}" -lt $((${base:-0} + 16000))
+else
+  t_run "$FUSEPLAN" batch "$G" "$T/bomb.json.gz" -o "$T/bombds" -q \
+    --max-input-bytes 32M
+fi
+t_exit 1
+t_eq "completed" "$(count "$T/bombds" status optimal)" 1
+t_true "the error names the file and the limit" \
+  grep -q 'bomb.json.gz: larger than 33554432 bytes' "$T/bombds/index.jsonl"
+
 # ---- kill -9 and the lock ----------------------------------------------------
 
 if [ $hooks = yes ]; then
