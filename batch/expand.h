@@ -54,9 +54,6 @@ typedef fp_status (*fp_batch_resolve_fn)(const fp_batch_line *ln,
 /* The items of a command, in the order found. */
 typedef struct fp_batch_items fp_batch_items;
 
-/* Receives a one-line warning (a path skipped); never fails. */
-typedef void (*fp_batch_warn_fn)(const char *msg, void *ctx);
-
 /* A new empty list for fuseplan version `version` (part of every id);
  * NULL out of memory. */
 fp_batch_items *fp_batch_items_create(const char *version);

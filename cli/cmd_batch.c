@@ -33,7 +33,10 @@ static const char batch_help[] =
     "and writes a dataset of gold plans into DIR (docs/formats.md): a\n"
     "GRAPH may be a file, a directory (its graph files) or a glob.\n"
     "Rerunning the same command skips finished items.  Exit 0 when every\n"
-    "item is ok, 1 when some failed or were infeasible, 3 for bad input.\n"
+    "row of the dataset is ok, 1 when some row is an error or infeasible\n"
+    "(so a rerun exits as the first run did), 3 for bad input, 4 when\n"
+    "interrupted (SIGINT, SIGTERM: rerun to finish) or a file cannot be\n"
+    "written.\n"
     "Started by mpirun -np N (when built with MPI), rank 0 hands the items\n"
     "out to the other ranks; DIR must be on a shared filesystem\n"
     "(docs/cluster.md).\n"
@@ -60,7 +63,7 @@ static const char batch_help[] =
     "\n"
     "merge: copies the items of shard directories into OUT and assembles\n"
     "its dataset as one run would; an id whose records differ between two\n"
-    "directories is refused (exit 3).\n";
+    "directories (but for time_s) is refused (exit 3).\n";
 
 /* The values every item gets unless its manifest line says otherwise. */
 typedef struct defaults {
@@ -359,6 +362,18 @@ static int collect_items(const cli_args *a, fp_batch_items *L) {
   return rc;
 }
 
+/* The closing summary: this run's items, then the dataset's rows (which
+ * decide the exit status, so that a rerun exits as the first run did). */
+static void print_summary(const fp_batch_progress *last, const char *dir) {
+  fprintf(stderr,
+          "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
+          "infeasible), %d already done; dataset in %s: %d rows, %d failed or "
+          "infeasible\n",
+          (int)last->total, (int)last->done, (int)last->optimal,
+          (int)last->failed, (int)last->skipped, dir, (int)last->dataset_items,
+          (int)last->dataset_failed);
+}
+
 /* Runs the batch under the lock; the exit code. */
 static int run_batch(const cli_args *a, fp_batch_options *o,
                      const fp_batch_items *L) {
@@ -374,6 +389,7 @@ static int run_batch(const cli_args *a, fp_batch_options *o,
   o->progress_ctx = &view;
   o->progress_every_s = view.tty ? 1 : 10;
   o->cancel = &cli_interrupted;
+  o->warn = show_warning;
   int32_t n;
   const fp_batch_item *items = fp_batch_items_get(L, &n);
   fp_status st = fp_batch_run(items, n, o, &last, &err);
@@ -383,13 +399,9 @@ static int run_batch(const cli_args *a, fp_batch_options *o,
     fputc('\n', stderr);
   if (st != FP_OK)
     return fprintf(stderr, "fuseplan batch: %s\n", err.msg), EXIT_INTERNAL;
-  if (last.failed || !view.quiet)
-    fprintf(stderr,
-            "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
-            "infeasible), %d already done; dataset in %s\n",
-            (int)last.total, (int)last.done, (int)last.optimal,
-            (int)last.failed, (int)last.skipped, o->dir);
-  return last.failed ? EXIT_PROBLEM : EXIT_OK;
+  if (last.dataset_failed || !view.quiet)
+    print_summary(&last, o->dir);
+  return last.dataset_failed ? EXIT_PROBLEM : EXIT_OK;
 }
 
 #ifdef HAVE_MPI
@@ -419,6 +431,7 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o,
   o->progress_ctx = &view;
   o->progress_every_s = view.tty ? 1 : 10;
   o->cancel = &cli_interrupted;
+  o->warn = rank == 0 ? show_warning : NULL;
   int32_t n;
   const fp_batch_item *items = fp_batch_items_get(L, &n);
   fp_status st = fp_batch_mpi_run(items, n, o, &last, &counts, &err);
@@ -442,19 +455,15 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o,
   }
   if (rank == 0) {
     fp_batch_unlock(fd);
-    if (last.failed || !view.quiet) {
-      fprintf(stderr,
-              "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
-              "infeasible), %d already done; dataset in %s\n",
-              (int)last.total, (int)last.done, (int)last.optimal,
-              (int)last.failed, (int)last.skipped, o->dir);
+    if (last.dataset_failed || !view.quiet) {
+      print_summary(&last, o->dir);
       fprintf(stderr, "fuseplan batch: items per worker:");
       for (int32_t r = 1; r < counts.size; r++)
         fprintf(stderr, " rank %d: %d%s;", (int)r, (int)counts.per_rank[r],
                 counts.rank_lost[r] ? " (lost)" : "");
       fputc('\n', stderr);
     }
-    rc = last.failed ? EXIT_PROBLEM : EXIT_OK;
+    rc = last.dataset_failed ? EXIT_PROBLEM : EXIT_OK;
   }
   free(counts.per_rank);
   free(counts.rank_lost);

@@ -159,6 +159,13 @@ START_TEST(manifest_lines) {
   ck_assert_str_eq(ln.cut_nodes, "12..40");
   ck_assert_str_eq(ln.cut_count, "25");
   ck_assert_str_eq(ln.time_limit, "2.5");
+  /* A number too large for digits is kept as a literal the options read
+   * (it was "expected a string"). */
+  const char *huge = "{\"graph\": \"g\", \"time_limit\": 1e308, \"seed\": 7}";
+  ck_assert_int_eq(fp_batch_line_parse(huge, strlen(huge), "m:1", &ln, &err),
+                   FP_OK);
+  ck_assert(strtod(ln.time_limit, NULL) == 1e308);
+  ck_assert_str_eq(ln.seed, "7");
   const char *bad[][2] = {
       {"{\"graph\": \"g\", \"colour\": 1}", "m:1: unknown key 'colour'"},
       {"{\"peak_limit\": \"eager\"}", "m:1: missing key 'graph'"},
