@@ -29,9 +29,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 #include "model/status.h"
 #include "solver/cut.h"
+
+/* Receives a one-line warning (a path skipped, a bad item record
+ * recomputed or left out); never fails. */
+typedef void (*fp_batch_warn_fn)(const char *msg, void *ctx);
 
 /* How an item's peak limit is given. */
 typedef enum fp_batch_peak {
@@ -40,10 +44,13 @@ typedef enum fp_batch_peak {
   FP_BATCH_PEAK_BYTES      /* value bytes */
 } fp_batch_peak;
 
-/* One item, resolved (fp_batch_item_finish fills id and graph_sha256). */
+/* One item, resolved (fp_batch_item_finish fills id and graph_sha256).
+ * Its strings belong to whoever made it (expand.h's list): an item is
+ * small (about half a KiB), so that a command of many items holds little
+ * memory. */
 typedef struct fp_batch_item {
-  char source[4096];   /* the graph file */
-  char inductor[4096]; /* its *.inductor.plan.json* beside it, "" */
+  const char *source;   /* the graph file */
+  const char *inductor; /* its *.inductor.plan.json* beside it, "" */
   char graph_sha256[65];
   fp_cut cut; /* count 0: the whole graph */
   char objective[32];
@@ -55,7 +62,7 @@ typedef struct fp_batch_item {
   char method[32];
   char compare[FP_BATCH_MAX_COMPARE][32];
   int32_t n_compare;
-  char load_error[600]; /* set at expansion: the item is an error */
+  const char *load_error; /* "", or set at expansion: an error item */
   char id[65];
 } fp_batch_item;
 
@@ -63,7 +70,12 @@ typedef struct fp_batch_item {
 void fp_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* The SHA-256 of a graph file's content (after decompression, so a file
- * and its .gz have the same hash).  Fails as fp_file_read_all. */
+ * and its .gz have the same hash), read as a stream: the process holds
+ * 64 KiB of it at a time, however large it is.  FP_EIO naming the file
+ * when it cannot be opened or read, FP_EINPUT when it is not a regular
+ * file (never waited on: a FIFO) or its gzip data is corrupt, FP_ELIMIT
+ * past the input limit (fp_max_input_bytes, decompressed bytes),
+ * FP_ENOMEM. */
 fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err);
 
 /* The item's canonical spec (what its id hashes), into buf[n]. */
@@ -93,6 +105,8 @@ typedef struct fp_batch_progress {
   int32_t optimal; /* of them: proven (gold) */
   int32_t failed;  /* of them: error or infeasible */
   int32_t running;
+  int32_t dataset_items;  /* at the end: the rows of the dataset */
+  int32_t dataset_failed; /* of them: error or infeasible (the exit status) */
   double elapsed_s;
   const fp_batch_record *last; /* the item just finished, or NULL */
 } fp_batch_progress;
@@ -107,21 +121,26 @@ typedef struct fp_batch_options {
   double progress_every_s; /* also call it this often (0: only per item) */
   const volatile sig_atomic_t *cancel; /* optional: stop, killing the
                                           items in flight */
+  fp_batch_warn_fn warn;               /* optional: bad item records found */
+  void *warn_ctx;
 } fp_batch_options;
 
 /* Takes the lock of DIR (made with items/, plans/, labels/ when missing):
- * *fd holds it until fp_batch_unlock.  FP_EARG "DIR is in use by another
+ * *fd holds it until fp_batch_unlock.  Then removes the temporary files
+ * (NAME.tmp.XXXXXX) that a writer killed in flight (kill -9) left in DIR
+ * and its sub-directories.  FP_EARG "DIR is in use by another
  * batch (pid N)" when one holds it; FP_EIO. */
 fp_status fp_batch_lock(const char *dir, int *fd, fp_error *err);
 void fp_batch_unlock(int fd);
 
-/* Runs the items not finished in DIR (an item is finished when its
- * record is there with a status other than error), o->jobs at a time,
- * each in its own child process, then assembles the dataset.  DIR must
- * be locked by the caller.  *last receives the final counts.  FP_EIO /
- * FP_ENOMEM for failures of the batch itself (never of an item);
- * FP_EINTERNAL when cancelled (the dataset is still assembled from what
- * finished). */
+/* Runs the items not finished in DIR (fp_batch_item_finished), o->jobs
+ * at a time, each in its own child process, then assembles the dataset
+ * (fp_batch_assemble).  A record in DIR that is not a valid one of its
+ * item is recomputed, with a warning through o->warn naming its file.
+ * DIR must be locked by the caller.  *last receives the final counts, the
+ * dataset's included.  FP_EIO / FP_ENOMEM for failures of the batch
+ * itself (never of an item); FP_EINTERNAL when cancelled (the dataset is
+ * still assembled from what finished). */
 fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
                        const fp_batch_options *o, fp_batch_progress *last,
                        fp_error *err);
@@ -147,15 +166,34 @@ fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
                              const char *version, const char *why,
                              fp_batch_record *rec, fp_error *err);
 
-/* Whether item `it` is finished in DIR (its record is there, with a
- * status other than error); *rec is that record. */
+/* Whether item `it` is finished in DIR: its record is valid
+ * (fp_batch_record_load), is the item's (its id, graph hash, method,
+ * objective and limit) and has a status other than error; *rec is that
+ * record.  When a record is there but is not valid or not the item's,
+ * *bad (unless NULL) says why, naming the file (else bad->code is
+ * FP_OK). */
 bool fp_batch_item_finished(const char *dir, const fp_batch_item *it,
-                            fp_batch_record *rec);
+                            fp_batch_record *rec, fp_error *bad);
 
-/* Writes DIR/index.jsonl, DIR/pairs.csv.gz and DIR/nodes.csv.gz from
- * every item record in DIR/items (in id order), atomically.  FP_EIO,
+/* Loads DIR/items/<id>.json into *rec and checks it: one item record
+ * whose id is its file's name, with a known status; for a plan (optimal
+ * or feasible), its plan DIR/plans/<id>.json.gz a plan file that reads
+ * (gzip intact, JSON, the plan header) and its label files
+ * DIR/labels/<id>.{pairs,nodes}.csv present, of its id's rows and whole.
+ * FP_EIO when the record is missing; FP_EINPUT naming the file and what
+ * is wrong; FP_ENOMEM. */
+fp_status fp_batch_record_load(const char *dir, const char *id,
+                               fp_batch_record *rec, fp_error *err);
+
+/* Writes DIR/index.jsonl (each valid record re-serialised: one compact
+ * JSON object per line), DIR/pairs.csv.gz and DIR/nodes.csv.gz from the
+ * item records in DIR/items (in id order), each atomically.  A record
+ * that is not valid (fp_batch_record_load) is left out, with a warning
+ * through `warn` (optional) naming its file.  *failed (optional): the rows
+ * with status error or infeasible; *rows (optional): the rows.  FP_EIO,
  * FP_ENOMEM. */
-fp_status fp_batch_assemble(const char *dir, fp_error *err);
+fp_status fp_batch_assemble(const char *dir, fp_batch_warn_fn warn, void *ctx,
+                            int32_t *rows, int32_t *failed, fp_error *err);
 
 /* The ids of DIR/items/<id>.json, sorted, into a fresh array (*ids and
  * each of its *n strings: free()).  FP_EIO when DIR/items cannot be
@@ -167,15 +205,19 @@ fp_status fp_batch_list_ids(const char *dir, char ***ids, int32_t *n,
  * bits modulo n, plus one, so that it is the same on every machine. */
 int32_t fp_batch_shard_of(const char *id, int32_t n);
 
-/* Copies the items of directories dirs[0..n_dirs) (their item records,
- * plans and label files) into OUT, each file atomically and the item
- * record last, then assembles OUT's dataset (fp_batch_assemble).  An id
- * found in two places (two dirs, or a dir and OUT) with item records
- * that differ is refused before anything is written: FP_EINPUT naming
- * the id and both directories.  OUT must be locked by the caller
- * (fp_batch_lock).  FP_EIO, FP_ENOMEM. */
+/* Copies the valid items of directories dirs[0..n_dirs)
+ * (fp_batch_record_load: their item records, plans and label files) into
+ * OUT, each file atomically and the item record last, then assembles
+ * OUT's dataset (fp_batch_assemble).  An item record that is not valid is
+ * not copied, with a warning through `warn` (optional).  An id found in
+ * two places (two dirs, or a dir and OUT) with item records that differ
+ * other than in their timing fields (fp_batch_records_same) is refused
+ * before anything is written: FP_EINPUT naming the id and both
+ * directories.  OUT must be locked by the caller (fp_batch_lock).  FP_EIO,
+ * FP_ENOMEM. */
 fp_status fp_batch_merge(const char *const *dirs, int32_t n_dirs,
-                         const char *out, fp_error *err);
+                         const char *out, fp_batch_warn_fn warn, void *ctx,
+                         fp_error *err);
 
 /* Every record of DIR/index.jsonl, in a fresh array (*out, free()).
  * FP_EIO when it is missing, FP_EINPUT naming the line of a bad row. */

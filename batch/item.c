@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <nettle/sha2.h>
 #include <signal.h>
@@ -12,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "batch/batch.h"
 #include "batch/labels.h"
@@ -32,13 +36,58 @@ void fp_sha256_hex(const void *data, size_t len, char hex[65]) {
     snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 }
 
+/* The SHA-256 of what gzread gives from the open file z (plain or gzip
+ * content alike), at most `limit` bytes of it, through a 64 KiB buffer:
+ * the whole file is never held. */
+static fp_status hash_stream(gzFile z, const char *path, uint64_t limit,
+                             char hex[65], fp_error *err) {
+  enum { CHUNK = 1 << 16 };
+  struct sha256_ctx ctx;
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  unsigned char *buf = malloc(CHUNK);
+  uint64_t total = 0;
+  fp_status st = FP_OK;
+  int k, zerr;
+  if (!buf)
+    return fp_error_set(err, FP_ENOMEM, "%s: out of memory", path);
+  sha256_init(&ctx);
+  while (st == FP_OK && (k = gzread(z, buf, CHUNK)) > 0) {
+    if ((total += (uint64_t)k) > limit)
+      st = fp_error_set(err, FP_ELIMIT, "%s: larger than %llu bytes", path,
+                        (unsigned long long)limit);
+    sha256_update(&ctx, (size_t)k, buf);
+  }
+  const char *why = gzerror(z, &zerr);
+  if (st == FP_OK && zerr != Z_OK && zerr != Z_STREAM_END)
+    st = fp_error_set(err, zerr == Z_ERRNO ? FP_EIO : FP_EINPUT,
+                      "%s: read error: %s", path,
+                      zerr == Z_ERRNO ? strerror(errno) : why);
+  free(buf);
+  sha256_digest(&ctx, sizeof digest, digest);
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
+    snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+  return st;
+}
+
 fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err) {
-  char *data = NULL;
-  size_t len = 0;
-  fp_status st = fp_file_read_all(path, &data, &len, err);
-  if (st == FP_OK)
-    fp_sha256_hex(data, len, hex);
-  free(data);
+  struct stat sb;
+  /* O_NONBLOCK: a FIFO put in the file's place is not waited on. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return fp_error_set(err, FP_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return fp_error_set(err, FP_EINPUT, "%s: not a regular file", path);
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  gzFile z = gzdopen(fd, "rb");
+  if (!z) {
+    close(fd);
+    return fp_error_set(err, FP_ENOMEM, "%s: out of memory", path);
+  }
+  fp_status st = hash_stream(z, path, fp_max_input_bytes(), hex, err);
+  gzclose(z);
   return st;
 }
 

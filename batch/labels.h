@@ -7,7 +7,7 @@
 #ifndef FP_BATCH_LABELS_H
 #define FP_BATCH_LABELS_H
 
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 #include "model/graph.h"
 #include "model/plan.h"
 #include "model/status.h"

@@ -4,10 +4,10 @@
  * shard directories into one dataset (`fuseplan batch merge`).
  *
  * A merge checks every id first and writes nothing when two item records
- * of one id differ; then it copies the files byte for byte (a plan stays
- * the same .gz bytes), each atomically, the item record last (its
- * commit, as in a batch), so an interrupted merge leaves OUT with whole
- * items only, and a rerun completes it.
+ * of one id differ (but for their timing fields); then it copies the files byte
+ * for byte (a plan stays the same .gz bytes), each atomically, the item record
+ * last (its commit, as in a batch), so an interrupted merge leaves OUT with
+ * whole items only, and a rerun completes it.
  */
 #include "config.h"
 
@@ -61,14 +61,14 @@ static fp_status read_raw(const char *path, char **data, size_t *len,
   return FP_OK;
 }
 
-/* Whether the files at a and b hold the same bytes (a missing file
- * equals only a missing file). */
-static bool same_bytes(const char *a, const char *b) {
+/* Whether the item records at a and b are the same but for their timing
+ * fields (fp_batch_records_same). */
+static bool same_record(const char *a, const char *b) {
   char *x = NULL, *y = NULL;
   size_t nx = 0, ny = 0;
-  bool ha = read_raw(a, &x, &nx, NULL) == FP_OK;
-  bool hb = read_raw(b, &y, &ny, NULL) == FP_OK;
-  bool same = ha == hb && nx == ny && (!ha || memcmp(x, y, nx) == 0);
+  bool same = fp_file_read_all(a, &x, &nx, NULL) == FP_OK &&
+              fp_file_read_all(b, &y, &ny, NULL) == FP_OK &&
+              fp_batch_records_same(x, nx, y, ny);
   free(x);
   free(y);
   return same;
@@ -110,10 +110,29 @@ static int cmp_found(const void *a, const void *b) {
   return c ? c : (x->dir > y->dir) - (x->dir < y->dir);
 }
 
-/* Every item of dirs[0..n) and of OUT (as dir n), sorted by id, into
- * *all (free()). */
+/* Whether item id of dir is valid (fp_batch_record_load); a warning
+ * when it is not. */
+static bool valid_item(const char *dir, const char *id, fp_batch_warn_fn warn,
+                       void *ctx) {
+  char msg[FP_ERROR_MSG_MAX + 32];
+  fp_error e;
+  fp_batch_record *rec = malloc(sizeof *rec);
+  fp_error_clear(&e);
+  bool ok = rec && fp_batch_record_load(dir, id, rec, &e) == FP_OK;
+  free(rec);
+  if (!ok && warn) {
+    snprintf(msg, sizeof msg, "%s: not merged", rec ? e.msg : "out of memory");
+    warn(msg, ctx);
+  }
+  return ok;
+}
+
+/* Every valid item (fp_batch_record_load) of dirs[0..n) and of OUT (as
+ * dir n), sorted by id, into *all (free()); a bad one is left out with a
+ * warning. */
 static fp_status find_all(const char *const *dirs, int32_t n, const char *out,
-                          found **all, int32_t *n_all, fp_error *err) {
+                          fp_batch_warn_fn warn, void *ctx, found **all,
+                          int32_t *n_all, fp_error *err) {
   fp_status st = FP_OK;
   size_t cap = 0;
   *all = NULL;
@@ -131,7 +150,7 @@ static fp_status find_all(const char *const *dirs, int32_t n, const char *out,
         *all = grown;
     }
     for (int32_t i = 0; i < k; i++) {
-      if (st == FP_OK) {
+      if (st == FP_OK && valid_item(d < n ? dirs[d] : out, ids[i], warn, ctx)) {
         snprintf((*all)[*n_all].id, 65, "%s", ids[i]);
         (*all)[(*n_all)++].dir = d;
       }
@@ -157,7 +176,7 @@ static fp_status check_collisions(const char *const *dirs, int32_t n,
     const char *db = q->dir < n ? dirs[q->dir] : out;
     snprintf(a, sizeof a, "%s/items/%s.json", da, p->id);
     snprintf(b, sizeof b, "%s/items/%s.json", db, q->id);
-    if (!same_bytes(a, b))
+    if (!same_record(a, b))
       return fp_error_set(err, FP_EINPUT,
                           "item %s differs between %s and %s: refusing to "
                           "merge",
@@ -182,10 +201,11 @@ static fp_status copy_item(const char *dir, const char *out, const char *id,
 }
 
 fp_status fp_batch_merge(const char *const *dirs, int32_t n_dirs,
-                         const char *out, fp_error *err) {
+                         const char *out, fp_batch_warn_fn warn, void *ctx,
+                         fp_error *err) {
   found *all = NULL;
   int32_t n_all = 0;
-  fp_status st = find_all(dirs, n_dirs, out, &all, &n_all, err);
+  fp_status st = find_all(dirs, n_dirs, out, warn, ctx, &all, &n_all, err);
   if (st == FP_OK)
     st = check_collisions(dirs, n_dirs, out, all, n_all, err);
   /* The first record of each id, unless OUT (the last) already has it. */
@@ -199,6 +219,6 @@ fp_status fp_batch_merge(const char *const *dirs, int32_t n_dirs,
   }
   free(all);
   if (st == FP_OK)
-    st = fp_batch_assemble(out, err);
+    st = fp_batch_assemble(out, warn, ctx, NULL, NULL, err);
   return st;
 }

@@ -177,7 +177,7 @@ static fp_status plan_order(const fp_batch_item *items, int32_t n,
     goto done;
   }
   for (int32_t i = 0; i < n; i++)
-    if (fp_batch_item_finished(dir, &items[i], rec))
+    if (fp_batch_item_finished(dir, &items[i], rec, NULL))
       pr->skipped++;
     else
       p[k++] =
@@ -471,7 +471,9 @@ static fp_status run_master(const fp_batch_item *items, int32_t n,
       (o->cancel && *o->cancel) || (M.active == 0 && M.next < M.n_order);
   if (st == FP_OK || early) {
     fp_error as_err;
-    fp_status as = fp_batch_assemble(o->dir, st == FP_OK ? err : &as_err);
+    fp_status as =
+        fp_batch_assemble(o->dir, o->warn, o->warn_ctx, &M.pr.dataset_items,
+                          &M.pr.dataset_failed, st == FP_OK ? err : &as_err);
     if (st == FP_OK)
       st = as;
   }

@@ -52,6 +52,22 @@ static fp_status make_dir(const char *path, fp_error *err) {
   return fp_error_set(err, FP_EIO, "%s: %s", path, strerror(errno));
 }
 
+/* Removes the temporary files an atomic write killed in flight left in
+ * directory `path` (fp_file_write_atomic's NAME.tmp.XXXXXX). */
+static void remove_temps(const char *path) {
+  char file[4500];
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len > 11 && strncmp(e->d_name + len - 11, ".tmp.", 5) == 0) {
+      snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+      unlink(file);
+    }
+  }
+  if (d)
+    closedir(d);
+}
+
 fp_status fp_batch_lock(const char *dir, int *fd, fp_error *err) {
   static const char *const sub[] = {"items", "plans", "labels", "tmp"};
   char path[4200];
@@ -83,6 +99,12 @@ fp_status fp_batch_lock(const char *dir, int *fd, fp_error *err) {
   if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)k, 0) != k) {
     close(f);
     return fp_error_set(err, FP_EIO, "%s: %s", path, strerror(errno));
+  }
+  /* Whoever wrote them is gone: the lock was free. */
+  remove_temps(dir);
+  for (size_t i = 0; i < sizeof sub / sizeof *sub; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, sub[i]);
+    remove_temps(path);
   }
   *fd = f;
   return FP_OK;
@@ -135,8 +157,11 @@ static void child_limits(const fp_batch_item *it, uint64_t memory) {
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-  struct rlimit cpu = {(rlim_t)item_deadline_s(it) + 5,
-                       (rlim_t)item_deadline_s(it) + 10};
+  /* A time limit may be huge (1e308 s): no CPU limit past a year. */
+  double deadline = item_deadline_s(it);
+  struct rlimit cpu = {RLIM_INFINITY, RLIM_INFINITY};
+  if (deadline < 365 * 86400.0)
+    cpu = (struct rlimit){(rlim_t)deadline + 5, (rlim_t)deadline + 10};
   setrlimit(RLIMIT_CPU, &cpu);
 #ifndef FP_BATCH_NO_RLIMIT_AS
   if (memory) {
@@ -256,10 +281,34 @@ typedef struct run_state {
   double t0, last_report;
 } run_state;
 
+/* Whether record rec is item it's: what decides its result. */
+static bool record_of(const fp_batch_record *rec, const fp_batch_item *it) {
+  char peak[32];
+  fp_batch_peak_text(it, peak, sizeof peak);
+  int64_t first = it->cut.count ? it->cut.first : -1,
+          count = it->cut.count ? it->cut.count : -1;
+  return strcmp(rec->graph_sha256, it->graph_sha256) == 0 &&
+         strcmp(rec->method, it->method) == 0 &&
+         strcmp(rec->objective, it->objective) == 0 &&
+         strcmp(rec->peak_limit, peak) == 0 && rec->cut_first == first &&
+         rec->cut_count == count;
+}
+
 bool fp_batch_item_finished(const char *dir, const fp_batch_item *it,
-                            fp_batch_record *rec) {
-  return read_record(dir, it->id, rec, NULL) == FP_OK &&
-         strcmp(rec->status, "error") != 0;
+                            fp_batch_record *rec, fp_error *bad) {
+  fp_error e;
+  fp_error_clear(&e);
+  if (bad)
+    fp_error_clear(bad);
+  fp_status st = fp_batch_record_load(dir, it->id, rec, &e);
+  if (st == FP_OK && !record_of(rec, it))
+    st = fp_error_set(&e, FP_EINPUT,
+                      "%s/items/%s.json: the record of another "
+                      "item (its graph, method, objective or limit differ)",
+                      dir, it->id);
+  if (st != FP_OK && st != FP_EIO && bad)
+    *bad = e; /* there, but not a valid record of the item */
+  return st == FP_OK && strcmp(rec->status, "error") != 0;
 }
 
 static void report(run_state *S, const fp_batch_record *last) {
@@ -379,6 +428,64 @@ static fp_status run_items(run_state *S, const int32_t *todo, int32_t n_todo,
   return st;
 }
 
+/* An item's id and index, to find the same item twice. */
+typedef struct id_at {
+  const char *id;
+  int32_t i;
+} id_at;
+
+static int cmp_id_at(const void *a, const void *b) {
+  const id_at *x = a, *y = b;
+  int c = strcmp(x->id, y->id);
+  return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* Marks dup[i] for every item whose id an earlier item has (the same
+ * item twice: a glob and a manifest), in n log n. */
+static fp_status mark_duplicates(const fp_batch_item *items, int32_t n,
+                                 bool *dup) {
+  id_at *by_id = malloc(((size_t)n + 1) * sizeof *by_id);
+  if (!by_id)
+    return FP_ENOMEM;
+  for (int32_t i = 0; i < n; i++)
+    by_id[i] = (id_at){items[i].id, i};
+  qsort(by_id, (size_t)n, sizeof *by_id, cmp_id_at);
+  for (int32_t i = 0; i < n; i++)
+    dup[by_id[i].i] = i > 0 && strcmp(by_id[i].id, by_id[i - 1].id) == 0;
+  free(by_id);
+  return FP_OK;
+}
+
+/* The items to run into todo[] (*n_todo, in the given order): those not
+ * finished in DIR, each once; the others counted as skipped.  A record
+ * there that is not valid is reported (o->warn) and its item run again.
+ * FP_ENOMEM only. */
+static fp_status plan_todo(const fp_batch_item *items, int32_t n,
+                           const fp_batch_options *o, int32_t *todo,
+                           int32_t *n_todo, fp_batch_progress *pr,
+                           fp_batch_record *rec) {
+  char msg[FP_ERROR_MSG_MAX + 32];
+  bool *dup = calloc((size_t)n + 1, sizeof *dup);
+  fp_error bad;
+  if (!dup || mark_duplicates(items, n, dup) != FP_OK) {
+    free(dup);
+    return FP_ENOMEM;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if (dup[i] || fp_batch_item_finished(o->dir, &items[i], rec, &bad)) {
+      pr->skipped++;
+      continue;
+    }
+    if (bad.code != FP_OK && o->warn) {
+      snprintf(msg, sizeof msg, "%s: recomputed", bad.msg);
+      o->warn(msg, o->warn_ctx);
+    }
+    todo[(*n_todo)++] = i;
+  }
+  free(dup);
+  return FP_OK;
+}
+
 fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
                        const fp_batch_options *o, fp_batch_progress *last,
                        fp_error *err) {
@@ -394,14 +501,10 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
   S->o = o;
   S->pr.total = n;
   S->t0 = S->last_report = fp_clock_now();
-  for (int32_t i = 0; i < n; i++) {
-    bool dup = false; /* the same item twice (a glob and a manifest) */
-    for (int32_t j = 0; j < n_todo && !dup; j++)
-      dup = strcmp(items[todo[j]].id, items[i].id) == 0;
-    if (fp_batch_item_finished(o->dir, &items[i], &S->rec) || dup)
-      S->pr.skipped++;
-    else
-      todo[n_todo++] = i;
+  st = plan_todo(items, n, o, todo, &n_todo, &S->pr, &S->rec);
+  if (st != FP_OK) {
+    fp_error_set(err, st, "out of memory");
+    goto done;
   }
   report(S, NULL);
   sigemptyset(&chld);
@@ -411,7 +514,10 @@ fp_status fp_batch_run(const fp_batch_item *items, int32_t n,
   sigprocmask(SIG_SETMASK, &old, NULL);
   /* Cancelled or not, the dataset holds every item finished so far. */
   if (st == FP_OK || (o->cancel && *o->cancel)) {
-    fp_status as = fp_batch_assemble(o->dir, err);
+    fp_error as_err;
+    fp_status as =
+        fp_batch_assemble(o->dir, o->warn, o->warn_ctx, &S->pr.dataset_items,
+                          &S->pr.dataset_failed, st == FP_OK ? err : &as_err);
     if (st == FP_OK)
       st = as;
   }
@@ -432,7 +538,7 @@ fp_status fp_batch_item_lost(const char *dir, const fp_batch_item *it,
                              fp_batch_record *rec, fp_error *err) {
   char path[4200];
   fp_status st = FP_OK;
-  if (!fp_batch_item_finished(dir, it, rec)) {
+  if (!fp_batch_item_finished(dir, it, rec, NULL)) {
     error_record(it, version, rec);
     snprintf(rec->error, sizeof rec->error, "%s", why);
     st = write_record(dir, rec, err);

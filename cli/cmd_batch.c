@@ -7,23 +7,21 @@
  */
 #include "config.h"
 
-#include <glob.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
+#include "batch/expand.h"
 #ifdef HAVE_MPI
 #include "batch/mpi.h"
 #endif
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "model/io.h"
-#include "model/json.h"
+#include "solver/cut.h"
 #include "solver/planner.h"
 
 static const char batch_help[] =
@@ -35,7 +33,10 @@ static const char batch_help[] =
     "and writes a dataset of gold plans into DIR (docs/formats.md): a\n"
     "GRAPH may be a file, a directory (its graph files) or a glob.\n"
     "Rerunning the same command skips finished items.  Exit 0 when every\n"
-    "item is ok, 1 when some failed or were infeasible, 3 for bad input.\n"
+    "row of the dataset is ok, 1 when some row is an error or infeasible\n"
+    "(so a rerun exits as the first run did), 3 for bad input, 4 when\n"
+    "interrupted (SIGINT, SIGTERM: rerun to finish) or a file cannot be\n"
+    "written.\n"
     "Started by mpirun -np N (when built with MPI), rank 0 hands the items\n"
     "out to the other ranks; DIR must be on a shared filesystem\n"
     "(docs/cluster.md).\n"
@@ -57,23 +58,17 @@ static const char batch_help[] =
     "                   0: none)\n"
     "  --shard K/N      only the items of shard K (1..N) of N, by id\n"
     "                   (a job array: one shard per task; then merge)\n"
-    "  -q, --quiet      no progress on stderr\n"
+    "  -q, --quiet      no progress on stderr\n" CLI_INPUT_OPTIONS_HELP
+    "                       (a graph over it is an error item)\n"
     "\n"
     "merge: copies the items of shard directories into OUT and assembles\n"
     "its dataset as one run would; an id whose records differ between two\n"
-    "directories is refused (exit 3).\n";
-
-#define MAX_ITEMS 200000
+    "directories (but for time_s) is refused (exit 3).\n";
 
 /* The values every item gets unless its manifest line says otherwise. */
 typedef struct defaults {
   const char *objective, *peak, *traffic, *time, *method, *seed, *compare;
 } defaults;
-
-typedef struct item_list {
-  fp_batch_item *v;
-  int32_t n, cap;
-} item_list;
 
 /* One line on stderr naming what is wrong; returns EXIT_INPUT. */
 static int bad_input(const char *fmt, ...)
@@ -149,78 +144,23 @@ static int item_settings(const defaults *d, const fp_batch_line *ln,
   return 0;
 }
 
-/* Checks every limit of a comma-separated list; 0 or EXIT_INPUT. */
-static int check_peaks(const char *list, const char *where) {
+/* Checks every limit of a comma-separated list into spec's peaks; 0 or
+ * EXIT_INPUT. */
+static int check_peaks(const char *list, const char *where,
+                       fp_batch_spec *spec) {
   char buf[256];
   fp_batch_item it;
   snprintf(buf, sizeof buf, "%s", list);
+  spec->n_peaks = 0;
   for (char *save = NULL, *l = strtok_r(buf, ",", &save); l;
-       l = strtok_r(NULL, ",", &save))
+       l = strtok_r(NULL, ",", &save)) {
     if (parse_peak(l, &it) != 0)
       return bad_input("%s: peak limit '%s': expected BYTES, eager or N%%",
                        where, l);
-  return 0;
-}
-
-/* Whether path names a graph file (not a plan). */
-static bool graph_name(const char *path) {
-  return (fp_path_has_suffix(path, ".json") ||
-          fp_path_has_suffix(path, ".json.gz")) &&
-         !strstr(path, ".plan.json");
-}
-
-/* The compiler's plan beside graph `path`, when there is one. */
-static void inductor_beside(const char *path, char *out, size_t n) {
-  char stem[4096];
-  struct stat sb;
-  snprintf(stem, sizeof stem, "%s", path);
-  char *dot = strstr(stem, ".json");
-  out[0] = '\0';
-  if (!dot)
-    return;
-  *dot = '\0';
-  static const char *const ext[] = {".inductor.plan.json.gz",
-                                    ".inductor.plan.json"};
-  size_t k = strlen(stem);
-  for (int i = 0; i < 2 && !out[0] && k + strlen(ext[i]) < n; i++) {
-    memcpy(out, stem, k);
-    memcpy(out + k, ext[i], strlen(ext[i]) + 1);
-    if (stat(out, &sb) != 0)
-      out[0] = '\0';
-  }
-}
-
-/* ---- items --------------------------------------------------------------- */
-
-static fp_batch_item *new_item(item_list *L) {
-  if (L->n == MAX_ITEMS)
-    return NULL;
-  if (L->n == L->cap) {
-    int32_t cap = L->cap ? 2 * L->cap : 64;
-    fp_batch_item *v = realloc(L->v, (size_t)cap * sizeof *v);
-    if (!v)
-      return NULL;
-    L->v = v;
-    L->cap = cap;
-  }
-  return &L->v[L->n++];
-}
-
-/* Adds one item per peak limit of `peaks` for graph `path` (cut c). */
-static int add_items(item_list *L, const fp_batch_item *proto,
-                     const char *peaks, fp_cut c, const char *load_error) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", peaks);
-  for (char *save = NULL, *l = strtok_r(buf, ",", &save); l;
-       l = strtok_r(NULL, ",", &save)) {
-    fp_batch_item *it = new_item(L);
-    if (!it)
-      return bad_input("more than %d items", MAX_ITEMS);
-    *it = *proto;
-    it->cut = c;
-    parse_peak(l, it); /* checked before */
-    snprintf(it->load_error, sizeof it->load_error, "%s", load_error);
-    fp_batch_item_finish(it, PACKAGE_VERSION);
+    if (spec->n_peaks == FP_BATCH_MAX_PEAKS)
+      return bad_input("%s: at most %d peak limits", where, FP_BATCH_MAX_PEAKS);
+    spec->peak_kind[spec->n_peaks] = it.peak_kind;
+    spec->peak_value[spec->n_peaks++] = it.peak_value;
   }
   return 0;
 }
@@ -242,23 +182,14 @@ static int parse_range(const char *s, int32_t *lo, int32_t *hi) {
   return 0;
 }
 
-/* The items of one graph file: its whole graph, or its cuts. */
-static int graph_items(item_list *L, fp_batch_item *proto, const char *path,
-                       const fp_batch_line *ln, const char *peaks,
-                       const char *where) {
-  fp_error err;
-  fp_error_clear(&err);
-  snprintf(proto->source, sizeof proto->source, "%s", path);
-  inductor_beside(path, proto->inductor, sizeof proto->inductor);
-  if (fp_batch_graph_sha256(path, proto->graph_sha256, &err) != FP_OK) {
-    fp_sha256_hex(path, strlen(path), proto->graph_sha256); /* an error item */
-    return add_items(L, proto, peaks, (fp_cut){0, 0}, err.msg);
-  }
-  if (!ln || !ln->cut_nodes[0])
-    return add_items(L, proto, peaks, (fp_cut){0, 0}, "");
-  int32_t lo, hi;
+/* The cut of a manifest line into spec; 0 or EXIT_INPUT. */
+static int line_cut(const fp_batch_line *ln, const char *where,
+                    fp_batch_spec *spec) {
   uint64_t count, seed = 1;
-  if (parse_range(ln->cut_nodes, &lo, &hi) != 0)
+  spec->cut = ln && ln->cut_nodes[0];
+  if (!spec->cut)
+    return 0;
+  if (parse_range(ln->cut_nodes, &spec->cut_lo, &spec->cut_hi) != 0)
     return bad_input("%s: cut.nodes '%s': expected A..B with 1 <= A <= B",
                      where, ln->cut_nodes);
   if (cli_parse_uint(ln->cut_count, FP_CUT_MAX, &count) != 0)
@@ -267,120 +198,33 @@ static int graph_items(item_list *L, fp_batch_item *proto, const char *path,
   if (ln->cut_seed[0] && cli_parse_uint(ln->cut_seed, UINT64_MAX, &seed) != 0)
     return bad_input("%s: cut.seed '%s': expected an integer >= 0", where,
                      ln->cut_seed);
-  fp_graph *g = NULL;
-  fp_cut *cuts = malloc(((size_t)count + 1) * sizeof *cuts);
-  int32_t n = 0;
-  int rc = 0;
-  if (!cuts)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  if (fp_graph_load_file(path, &g, &err) != FP_OK)
-    rc = add_items(L, proto, peaks, (fp_cut){0, 0}, err.msg);
-  else if (fp_cut_choose(g, lo, hi, (int32_t)count, seed, cuts, &n, &err) ==
-           FP_OK)
-    for (int32_t i = 0; i < n && !rc; i++)
-      rc = add_items(L, proto, peaks, cuts[i], "");
-  fp_graph_destroy(g);
-  free(cuts);
-  return rc;
+  spec->cut_count = (int32_t)count;
+  spec->cut_seed = seed;
+  return 0;
 }
 
-static int cmp_path(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+/* The settings of a manifest line over the command's (fp_batch_resolve_fn;
+ * ctx: the defaults).  The message is printed here: the error only
+ * stops the expansion. */
+static fp_status resolve_line(const fp_batch_line *ln, const char *where,
+                              fp_batch_spec *spec, void *ctx, fp_error *err) {
+  const defaults *d = ctx;
+  const char *peaks = ln->peak_limit[0] ? ln->peak_limit : d->peak;
+  if (check_peaks(peaks, where, spec) ||
+      item_settings(d, ln, where, &spec->proto) || line_cut(ln, where, spec))
+    return fp_error_set(err, FP_EINPUT, "%s", ""); /* said */
+  return FP_OK;
 }
 
-/* The graph files of directory `dir`, sorted, each through graph_items. */
-static int dir_items(item_list *L, fp_batch_item *proto, const char *dir,
-                     const fp_batch_line *ln, const char *peaks,
-                     const char *where) {
-  char pattern[4200];
-  glob_t gl;
-  int rc = 0, found = 0;
-  snprintf(pattern, sizeof pattern, "%s/*.json*", dir);
-  if (glob(pattern, 0, NULL, &gl) == 0) {
-    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_path);
-    for (size_t i = 0; i < gl.gl_pathc && !rc; i++)
-      if (graph_name(gl.gl_pathv[i]) && ++found)
-        rc = graph_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
-    globfree(&gl);
-  }
-  if (!rc && !found)
-    return bad_input("%s: no graph file in directory '%s'", where, dir);
-  return rc;
+/* The exit code of a failed expansion (its message printed unless the
+ * resolver printed it). */
+static int expand_failed(const fp_error *err) {
+  if (err->code == FP_ENOMEM)
+    return cli_fail(err);
+  if (err->msg[0])
+    bad_input("%s", err->msg);
+  return EXIT_INPUT;
 }
-
-/* The items of one GRAPH argument or manifest line's graph: a file, a
- * directory or a glob (relative to `base` when given). */
-static int path_items(item_list *L, fp_batch_item *proto, const char *arg,
-                      const char *base, const fp_batch_line *ln,
-                      const char *peaks, const char *where) {
-  char path[4200];
-  struct stat sb;
-  if (base && arg[0] != '/')
-    snprintf(path, sizeof path, "%s/%s", base, arg);
-  else
-    snprintf(path, sizeof path, "%s", arg);
-  if (strpbrk(path, "*?[")) {
-    glob_t gl;
-    int rc = 0;
-    if (glob(path, 0, NULL, &gl) != 0)
-      return bad_input("%s: '%s': no file matches", where, arg);
-    for (size_t i = 0; i < gl.gl_pathc && !rc; i++)
-      if (stat(gl.gl_pathv[i], &sb) == 0 && S_ISDIR(sb.st_mode))
-        rc = dir_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
-      else if (graph_name(gl.gl_pathv[i]))
-        rc = graph_items(L, proto, gl.gl_pathv[i], ln, peaks, where);
-    globfree(&gl);
-    return rc;
-  }
-  if (stat(path, &sb) != 0)
-    return bad_input("%s: '%s': no such file or directory", where, arg);
-  if (S_ISDIR(sb.st_mode))
-    return dir_items(L, proto, path, ln, peaks, where);
-  return graph_items(L, proto, path, ln, peaks, where);
-}
-
-/* The items of every line of the manifest. */
-static int manifest_items(item_list *L, const char *file, const defaults *d) {
-  char *text = NULL, base[4096], where[4200];
-  size_t len = 0;
-  fp_error err;
-  if (fp_file_read_all(file, &text, &len, &err) != FP_OK)
-    return bad_input("--manifest: %s", err.msg);
-  /* Paths in the manifest are relative to its directory. */
-  snprintf(base, sizeof base, "%s", file);
-  char *slash = strrchr(base, '/');
-  if (slash)
-    *slash = '\0';
-  int rc = 0, line = 0;
-  fp_batch_line *ln = malloc(sizeof *ln);
-  fp_batch_item *proto = calloc(1, sizeof *proto);
-  for (char *s = text, *nl; !rc && ln && proto && s && *s;
-       s = nl ? nl + 1 : NULL) {
-    nl = strchr(s, '\n');
-    size_t k = nl ? (size_t)(nl - s) : strlen(s);
-    line++;
-    size_t skip = strspn(s, " \t\r");
-    if (skip >= k || s[skip] == '#') /* blank lines and comments */
-      continue;
-    snprintf(where, sizeof where, "%s:%d", file, line);
-    if (fp_batch_line_parse(s, k, where, ln, &err) != FP_OK) {
-      rc = bad_input("%s", err.msg);
-      break;
-    }
-    const char *peaks = ln->peak_limit[0] ? ln->peak_limit : d->peak;
-    if (!(rc = check_peaks(peaks, where)) &&
-        !(rc = item_settings(d, ln, where, proto)))
-      rc = path_items(L, proto, ln->graph, slash ? base : NULL, ln, peaks,
-                      where);
-  }
-  if (!rc && (!ln || !proto))
-    rc = cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  free(ln);
-  free(proto);
-  free(text);
-  return rc;
-}
-
 /* ---- progress ------------------------------------------------------------ */
 
 typedef struct progress_view {
@@ -467,17 +311,16 @@ static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
   return 0;
 }
 
-/* Keeps only the items of shard k of n. */
-static void keep_shard(item_list *L, int32_t k, int32_t n) {
-  int32_t kept = 0;
-  for (int32_t i = 0; i < L->n; i++)
-    if (fp_batch_shard_of(L->v[i].id, n) == k)
-      L->v[kept++] = L->v[i];
-  L->n = kept;
+/* A warning of the expansion (a path skipped), on one line. */
+static void show_warning(const char *msg, void *ctx) {
+  char safe[CLI_SAFE_MAX];
+  (void)ctx;
+  fprintf(stderr, "fuseplan batch: warning: %s\n",
+          cli_safe(msg, safe, sizeof safe));
 }
 
-/* Every item of the command line; 0 or an exit code. */
-static int collect_items(const cli_args *a, item_list *L) {
+/* Every item of the command line into L; 0 or an exit code. */
+static int collect_items(const cli_args *a, fp_batch_items *L) {
   defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
                 cli_get(a, "traffic-limit"), cli_get(a, "time-limit"),
                 cli_get(a, "method"),        cli_get(a, "seed"),
@@ -491,26 +334,49 @@ static int collect_items(const cli_args *a, item_list *L) {
                         : "greedy,greedy-lowmem,greedy-peak,"
                           "inductor";
   fp_batch_line none;
-  fp_batch_item proto;
+  fp_batch_spec *spec = calloc(1, sizeof *spec);
+  fp_error err;
+  fp_error_clear(&err);
   memset(&none, 0, sizeof none);
-  memset(&proto, 0, sizeof proto);
-  int rc = check_peaks(d.peak, "--peak-limit");
+  if (!spec)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fp_batch_items_on_warning(L, show_warning, NULL);
+  int rc = check_peaks(d.peak, "--peak-limit", spec);
   if (!rc)
-    rc = item_settings(&d, &none, "options", &proto);
+    rc = item_settings(&d, &none, "options", &spec->proto);
   for (int i = 0; !rc && i < a->n_pos; i++) {
     char where[64];
     snprintf(where, sizeof where, "argument %d", i + 1);
-    rc = path_items(L, &proto, a->pos[i], NULL, NULL, d.peak, where);
+    if (fp_batch_items_add_path(L, spec, a->pos[i], NULL, where, &err) != FP_OK)
+      rc = expand_failed(&err);
   }
-  if (!rc && cli_get(a, "manifest"))
-    rc = manifest_items(L, cli_get(a, "manifest"), &d);
-  if (!rc && L->n == 0)
+  free(spec);
+  if (!rc && cli_get(a, "manifest") &&
+      fp_batch_items_add_manifest(L, cli_get(a, "manifest"), resolve_line, &d,
+                                  &err) != FP_OK)
+    rc = expand_failed(&err);
+  int32_t n = 0;
+  fp_batch_items_get(L, &n);
+  if (!rc && n == 0)
     rc = bad_input("no items: give GRAPH files or --manifest");
   return rc;
 }
 
+/* The closing summary: this run's items, then the dataset's rows (which
+ * decide the exit status, so that a rerun exits as the first run did). */
+static void print_summary(const fp_batch_progress *last, const char *dir) {
+  fprintf(stderr,
+          "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
+          "infeasible), %d already done; dataset in %s: %d rows, %d failed or "
+          "infeasible\n",
+          (int)last->total, (int)last->done, (int)last->optimal,
+          (int)last->failed, (int)last->skipped, dir, (int)last->dataset_items,
+          (int)last->dataset_failed);
+}
+
 /* Runs the batch under the lock; the exit code. */
-static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
+static int run_batch(const cli_args *a, fp_batch_options *o,
+                     const fp_batch_items *L) {
   fp_error err;
   int fd;
   progress_view view = {isatty(2), cli_get(a, "quiet") != NULL, 0};
@@ -523,28 +389,27 @@ static int run_batch(const cli_args *a, fp_batch_options *o, item_list *L) {
   o->progress_ctx = &view;
   o->progress_every_s = view.tty ? 1 : 10;
   o->cancel = &cli_interrupted;
-  fp_status st = fp_batch_run(L->v, L->n, o, &last, &err);
+  o->warn = show_warning;
+  int32_t n;
+  const fp_batch_item *items = fp_batch_items_get(L, &n);
+  fp_status st = fp_batch_run(items, n, o, &last, &err);
   cli_untrap_interrupts(&trap);
   fp_batch_unlock(fd);
   if (view.tty && !view.quiet)
     fputc('\n', stderr);
   if (st != FP_OK)
     return fprintf(stderr, "fuseplan batch: %s\n", err.msg), EXIT_INTERNAL;
-  if (last.failed || !view.quiet)
-    fprintf(stderr,
-            "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
-            "infeasible), %d already done; dataset in %s\n",
-            (int)last.total, (int)last.done, (int)last.optimal,
-            (int)last.failed, (int)last.skipped, o->dir);
-  return last.failed ? EXIT_PROBLEM : EXIT_OK;
+  if (last.dataset_failed || !view.quiet)
+    print_summary(&last, o->dir);
+  return last.dataset_failed ? EXIT_PROBLEM : EXIT_OK;
 }
 
 #ifdef HAVE_MPI
 /* The batch over the ranks of an MPI job (batch/mpi.h): rank 0 locks DIR,
  * shows progress and the items each worker ran; the exit code (rank 0's;
  * a failure on rank 0 aborts the job, so that no worker waits). */
-static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
-                         int *argc, char ***argv) {
+static int run_batch_mpi(const cli_args *a, fp_batch_options *o,
+                         const fp_batch_items *L, int *argc, char ***argv) {
   fp_error err;
   int rank = 0, size = 1, fd = -1, rc = EXIT_OK;
   fp_error_clear(&err);
@@ -566,7 +431,10 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
   o->progress_ctx = &view;
   o->progress_every_s = view.tty ? 1 : 10;
   o->cancel = &cli_interrupted;
-  fp_status st = fp_batch_mpi_run(L->v, L->n, o, &last, &counts, &err);
+  o->warn = rank == 0 ? show_warning : NULL;
+  int32_t n;
+  const fp_batch_item *items = fp_batch_items_get(L, &n);
+  fp_status st = fp_batch_mpi_run(items, n, o, &last, &counts, &err);
   cli_untrap_interrupts(&trap);
   if (rank == 0 && counts.n_lost)
     fprintf(stderr,
@@ -587,19 +455,15 @@ static int run_batch_mpi(const cli_args *a, fp_batch_options *o, item_list *L,
   }
   if (rank == 0) {
     fp_batch_unlock(fd);
-    if (last.failed || !view.quiet) {
-      fprintf(stderr,
-              "fuseplan batch: %d items: %d run (%d optimal, %d failed or "
-              "infeasible), %d already done; dataset in %s\n",
-              (int)last.total, (int)last.done, (int)last.optimal,
-              (int)last.failed, (int)last.skipped, o->dir);
+    if (last.dataset_failed || !view.quiet) {
+      print_summary(&last, o->dir);
       fprintf(stderr, "fuseplan batch: items per worker:");
       for (int32_t r = 1; r < counts.size; r++)
         fprintf(stderr, " rank %d: %d%s;", (int)r, (int)counts.per_rank[r],
                 counts.rank_lost[r] ? " (lost)" : "");
       fputc('\n', stderr);
     }
-    rc = last.failed ? EXIT_PROBLEM : EXIT_OK;
+    rc = last.dataset_failed ? EXIT_PROBLEM : EXIT_OK;
   }
   free(counts.per_rank);
   free(counts.rank_lost);
@@ -620,31 +484,33 @@ int cmd_batch(int argc, char **argv) {
       {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
       {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL},
       {"shard", 0, true, NULL}};
-  cli_args a = {.opts = opts, .n_opts = sizeof opts / sizeof *opts};
+  cli_args a = {
+      .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)
     return cli_usage_error("batch", "%s", a.error);
   if (a.help)
     return fputs(batch_help, stdout), EXIT_OK;
   fp_batch_options o;
-  item_list L = {NULL, 0, 0};
+  fp_batch_items *L = fp_batch_items_create(PACKAGE_VERSION);
   memset(&o, 0, sizeof o);
   int32_t shard_k, shard_n;
-  int rc = read_run_options(&a, &o);
+  int rc = L ? read_run_options(&a, &o)
+             : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if (!rc)
     rc = read_shard(&a, &shard_k, &shard_n);
   if (!rc)
-    rc = collect_items(&a, &L);
+    rc = collect_items(&a, L);
   if (!rc)
-    keep_shard(&L, shard_k, shard_n);
+    fp_batch_items_keep_shard(L, shard_k, shard_n);
 #ifdef HAVE_MPI
   if (!rc && fp_batch_mpi_launched()) {
-    rc = run_batch_mpi(&a, &o, &L, &argc, &argv);
-    free(L.v);
+    rc = run_batch_mpi(&a, &o, L, &argc, &argv);
+    fp_batch_items_destroy(L);
     return rc;
   }
 #endif
   if (!rc)
-    rc = run_batch(&a, &o, &L);
-  free(L.v);
+    rc = run_batch(&a, &o, L);
+  fp_batch_items_destroy(L);
   return rc;
 }

@@ -20,11 +20,20 @@ static const char merge_help[] =
     "Copies the items of batch directories (shards of one batch, run with\n"
     "--shard K/N) into OUT, each file atomically, and assembles OUT's\n"
     "dataset files as a single run would.  An id whose item records differ\n"
-    "between two directories is refused before anything is written\n"
-    "(exit 3); identical copies are fine.\n"
+    "between two directories, other than in time_s, is refused before\n"
+    "anything is written (exit 3); copies equal but for it are fine.  An\n"
+    "item whose files are not valid is left out, with a warning.\n"
     "\n"
     "  -o, --output OUT the merged dataset directory (made if missing)\n"
     "  -q, --quiet      no summary on stderr\n";
+
+/* A warning of the merge (an item left out), on one line. */
+static void merge_warning(const char *msg, void *ctx) {
+  char safe[CLI_SAFE_MAX];
+  (void)ctx;
+  fprintf(stderr, "fuseplan batch merge: warning: %s\n",
+          cli_safe(msg, safe, sizeof safe));
+}
 
 int cmd_batch_merge(int argc, char **argv) {
   cli_opt opts[] = {{"output", 'o', true, NULL}, {"quiet", 'q', false, NULL}};
@@ -45,7 +54,8 @@ int cmd_batch_merge(int argc, char **argv) {
     fprintf(stderr, "fuseplan batch merge: %s\n", err.msg);
     return EXIT_INPUT;
   }
-  fp_status st = fp_batch_merge((const char *const *)a.pos, a.n_pos, out, &err);
+  fp_status st = fp_batch_merge((const char *const *)a.pos, a.n_pos, out,
+                                merge_warning, NULL, &err);
   fp_batch_unlock(fd);
   if (st != FP_OK)
     return cli_fail(&err);

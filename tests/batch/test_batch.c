@@ -11,11 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "batch/batch.h"
+#include "batch/batch_json.h"
+#include "batch/expand.h"
 #include "heuristics/heuristics.h"
-#include "model/batch_json.h"
 #include "model/eval.h"
+#include "model/io.h"
 #include "solver/cut.h"
 #include "tests/testutil.h"
 
@@ -33,7 +38,8 @@ END_TEST
 static fp_batch_item base_item(void) {
   fp_batch_item it;
   memset(&it, 0, sizeof it);
-  snprintf(it.source, sizeof it.source, "/some/where/g.json");
+  it.source = "/some/where/g.json";
+  it.inductor = it.load_error = "";
   memset(it.graph_sha256, 'a', 64);
   snprintf(it.objective, sizeof it.objective, "traffic");
   snprintf(it.method, sizeof it.method, "auto");
@@ -51,7 +57,7 @@ START_TEST(item_ids_hash_the_spec_and_version_only) {
   snprintf(all, sizeof all, "%sversion 1.0\n", spec);
   fp_sha256_hex(all, strlen(all), hex);
   ck_assert_str_eq(a.id, hex);
-  snprintf(b.source, sizeof b.source, "elsewhere/copy.json.gz");
+  b.source = "elsewhere/copy.json.gz";
   fp_batch_item_finish(&b, "1.0");
   ck_assert_str_eq(a.id, b.id); /* the same content anywhere: one id */
   /* Every setting that decides the result changes the id. */
@@ -153,6 +159,13 @@ START_TEST(manifest_lines) {
   ck_assert_str_eq(ln.cut_nodes, "12..40");
   ck_assert_str_eq(ln.cut_count, "25");
   ck_assert_str_eq(ln.time_limit, "2.5");
+  /* A number too large for digits is kept as a literal the options read
+   * (it was "expected a string"). */
+  const char *huge = "{\"graph\": \"g\", \"time_limit\": 1e308, \"seed\": 7}";
+  ck_assert_int_eq(fp_batch_line_parse(huge, strlen(huge), "m:1", &ln, &err),
+                   FP_OK);
+  ck_assert(strtod(ln.time_limit, NULL) == 1e308);
+  ck_assert_str_eq(ln.seed, "7");
   const char *bad[][2] = {
       {"{\"graph\": \"g\", \"colour\": 1}", "m:1: unknown key 'colour'"},
       {"{\"peak_limit\": \"eager\"}", "m:1: missing key 'graph'"},
@@ -167,6 +180,173 @@ START_TEST(manifest_lines) {
         FP_EINPUT);
     ck_assert_msg(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
   }
+}
+END_TEST
+
+/* ---- the parent's memory and its inputs (expand.h) ------------------------
+ */
+
+/* A fresh directory under /tmp, into dir[64]. */
+static void make_tmpdir(char dir[64]) {
+  snprintf(dir, 64, "/tmp/fp_test_batch_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+/* Resets this process's peak resident set (VmHWM) to its current one. */
+static void reset_peak_rss(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("5", f);
+  fclose(f);
+}
+
+/* This process's peak resident set in KiB (VmHWM). */
+static long peak_rss_kib(void) {
+  char line[256];
+  long kib = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+  ck_assert_ptr_nonnull(f);
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "VmHWM:", 6) == 0)
+      kib = atol(line + 6);
+  fclose(f);
+  ck_assert_int_gt(kib, 0);
+  return kib;
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+START_TEST(graph_hash_streams_under_the_input_limit) {
+  char dir[64], plain[128], gz[128], bomb[128], hex[65], want[65];
+  fp_error err;
+  make_tmpdir(dir);
+  snprintf(plain, sizeof plain, "%s/g.json", dir);
+  snprintf(gz, sizeof gz, "%s/g.json.gz", dir);
+  snprintf(bomb, sizeof bomb, "%s/bomb.json.gz", dir);
+  write_text(plain, "{\"abc\": 1}\n");
+  gzFile z = gzopen(gz, "wb");
+  gzputs(z, "{\"abc\": 1}\n");
+  gzclose(z);
+  /* A file and its .gz have one hash: the content's. */
+  fp_sha256_hex("{\"abc\": 1}\n", 11, want);
+  ck_assert_int_eq(fp_batch_graph_sha256(plain, hex, &err), FP_OK);
+  ck_assert_str_eq(hex, want);
+  ck_assert_int_eq(fp_batch_graph_sha256(gz, hex, &err), FP_OK);
+  ck_assert_str_eq(hex, want);
+  /* 96 MiB of zeros in a small gzip file, over a 64 MiB limit: refused,
+   * naming it, without the process ever holding it. */
+  static char zeros[1 << 20];
+  z = gzopen(bomb, "wb1");
+  for (int i = 0; i < 96; i++)
+    ck_assert_int_eq(gzwrite(z, zeros, sizeof zeros), (int)sizeof zeros);
+  gzclose(z);
+  fp_set_max_input_bytes((uint64_t)64 << 20);
+  reset_peak_rss();
+  long base = peak_rss_kib();
+  ck_assert_int_eq(fp_batch_graph_sha256(bomb, hex, &err), FP_ELIMIT);
+  long grown = peak_rss_kib() - base;
+  fp_set_max_input_bytes(0);
+  ck_assert_msg(strstr(err.msg, bomb) && strstr(err.msg, "larger than"), "%s",
+                err.msg);
+  ck_assert_msg(grown < 16 << 10, "hashing took %ld KiB", grown);
+  unlink(plain);
+  unlink(gz);
+  unlink(bomb);
+  rmdir(dir);
+}
+END_TEST
+
+typedef struct warnings {
+  int n;
+  char last[512];
+} warnings;
+
+static void count_warning(const char *msg, void *ctx) {
+  warnings *w = ctx;
+  w->n++;
+  snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* The settings every test item gets: one eager limit. */
+static void base_spec(fp_batch_spec *spec) {
+  memset(spec, 0, sizeof *spec);
+  spec->proto = base_item();
+  spec->n_peaks = 1;
+}
+
+START_TEST(a_fifo_in_a_directory_is_skipped_unopened) {
+  char dir[64], path[128];
+  fp_batch_spec spec;
+  fp_error err;
+  warnings w = {0, ""};
+  make_tmpdir(dir);
+  snprintf(path, sizeof path, "%s/a.json", dir);
+  write_text(path, "{}\n");
+  snprintf(path, sizeof path, "%s/b.json", dir);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  base_spec(&spec);
+  fp_batch_items *L = fp_batch_items_create("1.0");
+  fp_batch_items_on_warning(L, count_warning, &w);
+  alarm(10); /* opening the FIFO would wait for a writer for ever */
+  ck_assert_int_eq(
+      fp_batch_items_add_path(L, &spec, dir, NULL, "argument 1", &err), FP_OK);
+  alarm(0);
+  int32_t n;
+  const fp_batch_item *items = fp_batch_items_get(L, &n);
+  ck_assert_int_eq(n, 1);
+  ck_assert(strstr(items[0].source, "/a.json") && !items[0].load_error[0]);
+  ck_assert_int_eq(w.n, 1);
+  ck_assert_msg(strstr(w.last, "argument 1") && strstr(w.last, "b.json") &&
+                    strstr(w.last, "not a regular file"),
+                "%s", w.last);
+  fp_batch_items_destroy(L);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/a.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+END_TEST
+
+static fp_status resolve_base(const fp_batch_line *ln, const char *where,
+                              fp_batch_spec *spec, void *ctx, fp_error *err) {
+  (void)ln, (void)where, (void)ctx, (void)err;
+  base_spec(spec);
+  return FP_OK;
+}
+
+START_TEST(a_manifest_of_200k_lines_in_bounded_memory) {
+  char dir[64], graph[128], manifest[128];
+  fp_error err;
+  make_tmpdir(dir);
+  snprintf(graph, sizeof graph, "%s/g.json", dir);
+  snprintf(manifest, sizeof manifest, "%s/m.jsonl", dir);
+  write_text(graph, "{}\n");
+  FILE *f = fopen(manifest, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < 200000; i++)
+    fputs("{\"graph\": \"g.json\"}\n", f);
+  fclose(f);
+  fp_batch_items *L = fp_batch_items_create("1.0");
+  reset_peak_rss();
+  long base = peak_rss_kib();
+  ck_assert_int_eq(
+      fp_batch_items_add_manifest(L, manifest, resolve_base, NULL, &err),
+      FP_OK);
+  long grown = peak_rss_kib() - base;
+  int32_t n;
+  fp_batch_items_get(L, &n);
+  ck_assert_int_eq(n, 200000);
+  /* docs/cluster.md: at most 200,000 items of about half a KiB each */
+  ck_assert_msg(grown < 320 << 10, "200k items took %ld KiB", grown);
+  fp_batch_items_destroy(L);
+  unlink(graph);
+  unlink(manifest);
+  rmdir(dir);
 }
 END_TEST
 
@@ -293,6 +473,9 @@ int main(void) {
   tcase_add_test(tc, item_ids_hash_the_spec_and_version_only);
   tcase_add_test(tc, records_round_trip);
   tcase_add_test(tc, manifest_lines);
+  tcase_add_test(tc, graph_hash_streams_under_the_input_limit);
+  tcase_add_test(tc, a_fifo_in_a_directory_is_skipped_unopened);
+  tcase_add_test(tc, a_manifest_of_200k_lines_in_bounded_memory);
   tcase_add_loop_test(tc, cuts_connected_and_costed_as_windows, 0, 20);
   tcase_add_loop_test(tc, decisions_are_greedys_fusions, 0, 40);
   suite_add_tcase(s, tc);

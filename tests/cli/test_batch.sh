@@ -176,6 +176,112 @@ t_exit 1
 t_eq "completed" "$(count "$T/badds" status optimal)" 1
 t_true "the loader's message is kept" grep -q 'bad.json: ' "$T/badds/index.jsonl"
 
+t_case "a FIFO in a graph directory is skipped with a warning, not waited on"
+mkdir -p "$T/withfifo"
+cp "$G" "$T/withfifo/a.json"
+mkfifo "$T/withfifo/b.json"
+t_run timeout 60 "$FUSEPLAN" batch "$T/withfifo" -o "$T/fifods" -q
+t_exit 0 && t_err_has "b.json' is not a regular file: skipped"
+t_eq "items" "$(rows "$T/fifods" | wc -l | tr -d ' ')" 1
+
+t_case "a gzip bomb over --max-input-bytes is an error item, the parent stays small"
+head -c 64000000 /dev/zero | gzip -1 >"$T/bomb.json.gz"
+# (the resident set is measured only without a sanitizer's shadow memory)
+if [ -x /usr/bin/time ] && ! nm "$FUSEPLAN" 2>/dev/null | grep -q __asan_init; then
+  t_run /usr/bin/time -f 'maxrss %M' "$FUSEPLAN" batch "$G" "$T/bomb.json.gz" \
+    -o "$T/bombds" -q --max-input-bytes 32M
+  rss=$(sed -n 's/^maxrss //p' "$T_ERR")
+  # against the program's own footprint (its shared libraries: MPI's)
+  base=$(/usr/bin/time -f 'maxrss %M' "$FUSEPLAN" --version 2>&1 >/dev/null |
+    sed -n 's/^maxrss //p')
+  t_true "the batch held $rss KiB, the program alone $base KiB" \
+    test "${rss:-999999}" -lt $((${base:-0} + 16000))
+else
+  t_run "$FUSEPLAN" batch "$G" "$T/bomb.json.gz" -o "$T/bombds" -q \
+    --max-input-bytes 32M
+fi
+t_exit 1
+t_eq "completed" "$(count "$T/bombds" status optimal)" 1
+t_true "the error names the file and the limit" \
+  grep -q 'bomb.json.gz: larger than 33554432 bytes' "$T/bombds/index.jsonl"
+
+t_case "a manifest's time_limit may be any number the option takes (1e308)"
+printf '{"graph": "%s", "time_limit": 1e308}\n' "$G" >"$T/m_huge"
+t_run "$FUSEPLAN" batch --manifest "$T/m_huge" -o "$T/huge" -q
+t_exit 0
+t_eq "solved" "$(count "$T/huge" status optimal)" 1
+
+# ---- the exit status is the dataset's ---------------------------------------
+
+t_case "an infeasible item: exit 1, and 1 again on the identical rerun"
+t_run "$FUSEPLAN" batch "$G" --peak-limit 1,eager -o "$T/inf" -q
+t_exit 1 && t_err_has "2 rows, 1 failed or infeasible"
+t_run "$FUSEPLAN" batch "$G" --peak-limit 1,eager -o "$T/inf" -q
+t_exit 1 && t_err_has "0 run" && t_err_has "2 rows, 1 failed or infeasible"
+
+# ---- resume checks every item record -----------------------------------------
+
+sed 's/"name": *"small"/"name": "ga"/' "$G" >"$T/ga.json"
+sed 's/"name": *"small"/"name": "gb"/' "$G" >"$T/gb.json"
+t_run "$FUSEPLAN" batch "$T/ga.json" "$T/gb.json" -o "$T/rv" -q
+t_exit 0
+ida=$(rows "$T/rv" | grep '"graph": "ga"' | field id)
+idb=$(rows "$T/rv" | grep '"graph": "gb"' | field id)
+# rerun: the batch again; then index.jsonl has 2 compact rows, a and b.
+rerun() {
+  t_run "$FUSEPLAN" batch "$T/ga.json" "$T/gb.json" -o "$T/rv"
+  t_exit 0
+  t_eq "rows" "$(rows "$T/rv" | wc -l | tr -d ' ')" 2
+  t_eq "rows of a and b" "$(rows "$T/rv" | field id | sort | tr '\n' ' ')" \
+    "$(printf '%s\n%s\n' "$ida" "$idb" | sort | tr '\n' ' ')"
+  t_eq "compact lines" "$(grep -c '^{"id": "[0-9a-f]*", .*}$' "$T/rv/index.jsonl")" 2
+}
+
+t_case "an item record copied over another's is recomputed"
+cp "$T/rv/items/$ida.json" "$T/rv/items/$idb.json"
+rerun
+t_err_has "items/$idb.json: holds item $ida, not $idb: recomputed" &&
+  t_err_has "1 run"
+
+t_case "an item whose plan is gone is recomputed"
+rm "$T/rv/plans/$ida.json.gz"
+rerun
+t_err_has "plans/$ida.json.gz" && t_err_has "recomputed" && t_err_has "1 run"
+t_true "the plan is back" test -s "$T/rv/plans/$ida.json.gz"
+
+t_case "an item whose plan is corrupt is recomputed"
+printf 'garbage' | gzip >"$T/rv/plans/$ida.json.gz"
+rerun
+t_err_has "plans/$ida.json.gz" && t_err_has "1 run"
+
+t_case "an item whose label rows are another's is recomputed"
+cp "$T/rv/labels/$idb.nodes.csv" "$T/rv/labels/$ida.nodes.csv"
+rerun
+t_err_has "labels/$ida.nodes.csv: not the label rows of item $ida: recomputed"
+
+t_case "a pretty-printed item record stays one line of the index"
+sed 's/, "/,\n  "/g' "$T/rv/items/$ida.json" >"$T/pretty" &&
+  mv "$T/pretty" "$T/rv/items/$ida.json"
+t_true "the record spans lines" test "$(wc -l <"$T/rv/items/$ida.json")" -gt 5
+rerun
+t_err_has "0 run"
+
+t_case "a garbage record of no item of the command is left out, with a warning"
+junk=$(printf '%064d' 7)
+echo 'not json at all' >"$T/rv/items/$junk.json"
+rerun
+t_err_has "items/$junk.json" && t_err_has "left out of the dataset"
+
+t_case "the temporary files a kill -9 leaves are removed by the rerun"
+for f in items/$ida.json.tmp.Ab12Cd plans/$ida.json.gz.tmp.Zz99Yy \
+  index.jsonl.tmp.q1w2e3 labels/$ida.nodes.csv.tmp.000000; do
+  echo partial >"$T/rv/$f"
+done
+echo '{}' >"$T/rv/tmp/keep.inflight"
+rerun
+t_eq "temporary files left" "$(find "$T/rv" -name '*.tmp.*' | wc -l | tr -d ' ')" 0
+t_true "other files are kept" test -f "$T/rv/tmp/keep.inflight"
+
 # ---- kill -9 and the lock ----------------------------------------------------
 
 if [ $hooks = yes ]; then
@@ -208,6 +314,24 @@ if [ $hooks = yes ]; then
   t_true "a finished item was rewritten" \
     sh -c "grep -v total '$T/k_before' | while read -r l; do grep -qxF \"\$l\" '$T/k_after' || exit 1; done"
   t_eq "index rows" "$(rows "$T/k" | wc -l | tr -d ' ')" 4
+
+  for sig in INT TERM; do
+    t_case "SIG$sig stops the batch with exit 4 (the exit-code table's)"
+    rm -rf "$T/sig"
+    FUSEPLAN_TEST_FAULT=hang:zhang "$FUSEPLAN" batch "$T/zhang.json" \
+      -o "$T/sig" -q >/dev/null 2>"$T/sig_err" &
+    pid=$!
+    n=0
+    while [ ! -e "$T/sig/tmp/"*.log ] && [ $n -lt 200 ]; do
+      sleep 0.1
+      n=$((n + 1))
+    done
+    kill -s "$sig" $pid
+    rc=0
+    wait $pid || rc=$?
+    t_eq "exit status" "$rc" 4
+    t_true "it says how to finish" grep -q "rerun the command" "$T/sig_err"
+  done
 fi
 
 # ---- bad input: exit 3 before any work ---------------------------------------

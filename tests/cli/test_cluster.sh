@@ -3,7 +3,8 @@
 # the dataset of a single run: 1 process, --jobs 2 and 3 shards
 # (--shard K/N) merged with `batch merge` give the same index rows
 # and the same plan files for proven items (timing columns aside); every shard
-# holds only its own items; merge refuses an id whose records differ;
+# holds only its own items; merge refuses an id whose records differ, but
+# not for their timing (time_s);
 # a bad --shard exits 3 before any work.  (mpirun: test_mpi.sh.)
 
 # shellcheck source=tests/cli/lib.sh
@@ -80,10 +81,20 @@ ls -li --time-style=full-iso "$T/merged/items" >"$T/items_after"
 t_true "a batch on the merged dir recomputed items" \
   cmp -s "$T/items_before" "$T/items_after"
 
+t_case "merge takes records that differ only in their timing (time_s)"
+cp -r "$T/shard1" "$T/timed"
+victim=$(ls "$T/timed/items" | head -n 1)
+sed 's/"time_s": [^,}]*/"time_s": 12345/' "$T/timed/items/$victim" >"$T/v" &&
+  mv "$T/v" "$T/timed/items/$victim"
+t_run "$FUSEPLAN" batch merge "$T/shard2" "$T/shard1" "$T/timed" -o "$T/timedm" -q
+t_exit 0
+t_eq "items" "$(ls "$T/timedm/items" | wc -l | tr -d ' ')" \
+  "$(cat "$T/shard1/index.jsonl" "$T/shard2/index.jsonl" | wc -l | tr -d ' ')"
+
 t_case "merge refuses an id whose records differ"
 cp -r "$T/shard1" "$T/copy"
 victim=$(ls "$T/copy/items" | head -n 1)
-sed 's/"time_s": [^,}]*/"time_s": 12345/' "$T/copy/items/$victim" >"$T/v" &&
+sed 's/"glpk_version": "[^"]*"/"glpk_version": "0.1"/' "$T/copy/items/$victim" >"$T/v" &&
   mv "$T/v" "$T/copy/items/$victim"
 t_run "$FUSEPLAN" batch merge "$T/shard2" "$T/shard1" "$T/copy" -o "$T/clash"
 t_exit 3 && t_err_one_line && t_err_has "${victim%.json}" &&

@@ -93,4 +93,15 @@ fp_status fp_batch_record_parse(const char *text, size_t len,
                                 const char *source, fp_batch_record *r,
                                 fp_error *err);
 
+/* Whether the item records a and b (JSON text, na and nb bytes) are the
+ * same but for their timing fields (time_s: the one list of them is in
+ * batch_json.c): the same members with equal values.  False when either
+ * is not a JSON object. */
+bool fp_batch_records_same(const char *a, size_t na, const char *b, size_t nb);
+
+/* Checks that `len` bytes of text are a plan file's JSON (an object with
+ * the plan format's header); FP_EINPUT naming `source` otherwise. */
+fp_status fp_batch_plan_json_check(const char *text, size_t len,
+                                   const char *source, fp_error *err);
+
 #endif /* FP_BATCH_JSON_H */

@@ -3,7 +3,7 @@
  * (batch_json.h), read with cJSON and written with the exact writers of
  * json_util.c (byte counts as raw integers).
  */
-#include "model/batch_json.h"
+#include "batch/batch_json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,8 +20,8 @@ static int scalar_text(const cJSON *v, char *out, size_t n) {
   int k;
   if (cJSON_IsString(v))
     k = snprintf(out, n, "%s", v->valuestring);
-  else if (cJSON_IsNumber(v) && fp_json_integral(v))
-    k = snprintf(out, n, "%.0f", v->valuedouble);
+  else if (cJSON_IsNumber(v) && fp_json_integral(v) && v->valuedouble < 1e17)
+    k = snprintf(out, n, "%.0f", v->valuedouble); /* digits, no exponent */
   else if (cJSON_IsNumber(v))
     k = snprintf(out, n, "%.17g", v->valuedouble);
   else
@@ -120,8 +120,9 @@ fp_status fp_batch_line_parse(const char *text, size_t len, const char *where,
                           "seed, compare, cut)",
                           where, v->string);
       else if ((list ? list_text(v, dst, n) : scalar_text(v, dst, n)) != 0)
-        st = fp_error_set(err, FP_EINPUT, "%s: %s: expected a string%s", where,
-                          v->string, list ? " or a list of them" : "");
+        st = fp_error_set(err, FP_EINPUT,
+                          "%s: %s: expected a string or a number%s", where,
+                          v->string, list ? ", or a list of them" : "");
       if (st != FP_OK)
         break;
     }
@@ -331,4 +332,53 @@ fp_status fp_batch_record_parse(const char *text, size_t len,
   get_compare(o, r);
   fp_json_release(&doc);
   return FP_OK;
+}
+
+/* ---- comparing records and checking plans -------------------------------- */
+
+/* The fields of a record that time a run: they differ between two runs of
+ * one item and nothing else may (docs/cluster.md, "timing columns
+ * aside"). */
+static const char *const timing_fields[] = {"time_s"};
+
+static bool is_timing(const char *key) {
+  for (size_t i = 0; i < sizeof timing_fields / sizeof *timing_fields; i++)
+    if (strcmp(key, timing_fields[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The members of object a (not timing ones) are in b with equal values. */
+static bool members_in(const cJSON *a, const cJSON *b) {
+  const cJSON *v;
+  cJSON_ArrayForEach(v, a) {
+    if (is_timing(v->string))
+      continue;
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(b, v->string);
+    if (!w || !cJSON_Compare(v, w, true))
+      return false;
+  }
+  return true;
+}
+
+bool fp_batch_records_same(const char *a, size_t na, const char *b, size_t nb) {
+  fp_json_doc x, y;
+  bool ok_x = fp_json_parse(a, na, "a", &x, NULL) == FP_OK;
+  bool ok_y = fp_json_parse(b, nb, "b", &y, NULL) == FP_OK;
+  bool same = ok_x && ok_y && cJSON_IsObject(x.root) &&
+              cJSON_IsObject(y.root) && members_in(x.root, y.root) &&
+              members_in(y.root, x.root);
+  fp_json_release(&x);
+  fp_json_release(&y);
+  return same;
+}
+
+fp_status fp_batch_plan_json_check(const char *text, size_t len,
+                                   const char *source, fp_error *err) {
+  fp_json_doc doc;
+  fp_status st = fp_json_parse(text, len, source, &doc, err);
+  if (st == FP_OK)
+    st = fp_json_check_header(doc.root, source, "fuseplan.plan", err);
+  fp_json_release(&doc);
+  return st;
 }
