@@ -3,7 +3,8 @@
 #
 #   ./dev.sh demo    install what is missing, build, run fuseplan on a bundled graph
 #   ./dev.sh test    install what is missing, build, run the whole test suite
-#                    (normal build with -Werror, ASan+UBSan build, distcheck)
+#                    (ruff on tools/, normal build with -Werror, ASan+UBSan
+#                    build, distcheck)
 #   ./dev.sh build   install what is missing and build only
 #
 # Builds go to build/ (normal) and build-asan/ (sanitizers); the source tree
@@ -113,8 +114,27 @@ sys.exit(v('torch').split('+')[0] != '$torch_version' or v('timm') != '$timm_ver
   export FUSEPLAN_PYTHON=$venv/bin/python
 }
 
+# python_lint: ruff, pinned, on tools/ (the package, its tests,
+# export_inductor.py) with the rules of tools/pyproject.toml; installed
+# from PyPI once per machine into a small venv,
+# ${FUSEPLAN_CACHE:-~/.cache/fuseplan}/venv-ruff-<version>.
+ruff_version=0.17.6
+python_lint() {
+  venv=${FUSEPLAN_CACHE:-$HOME/.cache/fuseplan}/venv-ruff-$ruff_version
+  if ! "$venv/bin/ruff" --version 2>/dev/null | grep -qx "ruff $ruff_version"; then
+    echo "== venv $venv: ruff $ruff_version from PyPI"
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "ruff==$ruff_version"
+  fi
+  echo "== ruff check tools/"
+  "$venv/bin/ruff" check --no-cache tools
+}
+
 test_all() {
   build
+  python_lint
   torch_venv
   echo "== make check (build/)"
   make -s -C build -j"$jobs" check || { cat build/test-suite.log; exit 1; }

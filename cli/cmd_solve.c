@@ -33,9 +33,10 @@ static const char solve_help_options[] =
     "                   default inductor for greedy, best for greedy-lowmem\n"
     "                   and greedy-peak, listed for eager\n"
     "  --peak-limit L   bytes (suffixes KiB, MiB, GiB), 'eager' (the unfused\n"
-    "                   program's peak) or N% of eager's peak.  greedy-peak,\n"
-    "                   ilp and exhaustive plan under it (default eager); the\n"
-    "                   other methods only check it, and only when given.\n"
+    "                   program's peak) or N% of eager's peak.  auto,\n"
+    "                   greedy-peak, ilp and exhaustive plan under it\n"
+    "                   (default eager); the other methods only check it,\n"
+    "                   and only when given.\n"
     "                   Exit 1 when no plan meets it.\n"
     "  --objective O    auto/ilp/exhaustive: traffic (default) | peak |\n"
     "                   weighted\n"
@@ -132,6 +133,26 @@ static int reject(const cli_args *a, const fp_planner *pl) {
   return 0;
 }
 
+/* The values of --order and --objective, from the X-macro tables their
+ * parsers use, so that the unknown-value messages list exactly what is
+ * accepted (tests/cli/test_values.sh compares them with the docs). */
+#define NAME_(name, str) str,
+static const char *const order_names[] = {FP_ORDER_MAP(NAME_) NULL};
+static const char *const objective_names[] = {FP_OBJECTIVE_MAP(NAME_) NULL};
+#undef NAME_
+
+/* Joins the NULL-terminated `names` into buf with ", "; returns buf, cut
+ * at n bytes. */
+static const char *names_join(const char *const *names, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; names[i] && len < n; i++) {
+    int r = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", names[i]);
+    len += r > 0 ? (size_t)r : 0;
+  }
+  return buf;
+}
+
 /* Fills the ILP parameters from the options; 0 or a usage error. */
 static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
   const char *o = cli_get(a, "objective"), *w = cli_get(a, "window");
@@ -139,11 +160,11 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
   const char *l = cli_get(a, "lambda"), *gp = cli_get(a, "mip-gap");
   uint64_t v;
   int oi = o ? fp_objective_parse(o) : FP_OBJECTIVE_TRAFFIC;
-  if (oi < 0)
-    return cli_usage_error("solve",
-                           "unknown objective '%s' (traffic, peak, "
-                           "weighted)",
-                           o);
+  if (oi < 0) {
+    char all[128];
+    return cli_usage_error("solve", "unknown objective '%s' (%s)", o,
+                           names_join(objective_names, all, sizeof all));
+  }
   prm->objective = (fp_objective)oi;
   if (tl && cli_parse_bytes(tl, &prm->traffic_limit) != 0)
     return cli_usage_error("solve", "--traffic-limit: expected BYTES");
@@ -191,10 +212,11 @@ static int read_options(const cli_args *a, request *rq) {
   }
   fp_plan_request_init(&rq->req, rq->pl);
   int oi = o ? fp_order_parse(o) : (int)rq->req.fus.order;
-  if (oi < 0)
-    return cli_usage_error(
-        "solve", "unknown order '%s' (listed, lpmf, bfs, dfs, best, inductor)",
-        o);
+  if (oi < 0) {
+    char all[128];
+    return cli_usage_error("solve", "unknown order '%s' (%s)", o,
+                           names_join(order_names, all, sizeof all));
+  }
   rq->req.fus.order = (fp_order)oi;
   if (k && (cli_parse_uint(k, INT32_MAX, &kv) != 0 || kv < 1))
     return cli_usage_error("solve", "--max-fusion-size: expected >= 1");

@@ -86,9 +86,10 @@ int fp_method_parse(const char *s); /* -1 if unknown */
  * fp_fusion_params_init, then change what you need. */
 typedef struct fp_fusion_params {
   fp_method method;        /* what to run */
-  fp_order order;          /* final order; default BEST (Inductor's
-                              reorder_for_peak_memory) for the greedy
-                              methods, LISTED for eager */
+  fp_order order;          /* final order; default INDUCTOR (Inductor's
+                              reorder_for_peak_memory) for greedy, BEST
+                              for greedy-lowmem and greedy-peak, LISTED
+                              for eager */
   int32_t max_fusion_size; /* 0 = the graph's */
   int32_t rounds;          /* >= 1 */
   int32_t bucket_pairs;    /* >= 1 */

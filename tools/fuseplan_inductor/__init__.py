@@ -5,13 +5,12 @@ fuseplan's plans inside torch.compile, and measure them.
     with fuseplan_inductor.plans("plans/"):
         loss_fn(torch.compile(model)(x)).backward()
 
-Setting FUSEPLAN_PLANS=DIR (and FUSEPLAN_ON_MISSING=inductor) applies DIR
-to every torch.compile of a process that imports this package, and to
-``torch.compile(model, backend="fuseplan")`` without the import.  See
-docs/inductor.md.
+Importing the package changes nothing.  A script run with FUSEPLAN_PLANS=DIR
+(and FUSEPLAN_ON_MISSING=inductor) applies DIR to every torch.compile of
+the process by calling ``fuseplan_inductor.plans_from_env()`` once;
+``torch.compile(model, backend="fuseplan")`` reads the same variables
+without it.  See docs/inductor.md.
 """
-
-import os
 
 from .apply import (
     GraphReport,
@@ -23,19 +22,14 @@ from .apply import (
     observe,
     plan_error,
     plans,
+    plans_from_env,
 )
 from .versions import TESTED_TIMM, TESTED_TORCH, UnsupportedTorchError, check_torch
 
+# The package's one version: pyproject.toml reads it (tool.setuptools.dynamic).
 __version__ = "0.1.0"
 __all__ = [
     "GraphReport", "KernelMismatchError", "NoPlanError", "PlanDirError", "PlanError",
     "UnfusibleGroupError", "UnsupportedTorchError", "check_torch", "observe", "plan_error",
-    "plans", "TESTED_TORCH", "TESTED_TIMM",
+    "plans", "plans_from_env", "TESTED_TORCH", "TESTED_TIMM",
 ]
-
-_from_env = None
-if os.environ.get("FUSEPLAN_PLANS"):
-    # scripts: the plans stay active for the whole process
-    _from_env = plans(os.environ["FUSEPLAN_PLANS"],
-                      on_missing=os.environ.get("FUSEPLAN_ON_MISSING", "error"))
-    _from_env.__enter__()

@@ -27,13 +27,15 @@ Inductor compiles inside the block run the plan made for it:
 docs/inductor.md lists the private Inductor APIs this relies on.
 """
 
+from __future__ import annotations
+
 import contextlib
 import glob
 import logging
 import os
+from collections.abc import Iterator
 
-from . import prefusion
-from . import record
+from . import prefusion, record
 from .files import load
 from .versions import check_torch
 
@@ -66,7 +68,7 @@ class KernelMismatchError(PlanError):
 class GraphReport:
     """What happened to one compiled graph."""
 
-    def __init__(self, which, fingerprint, node_names):
+    def __init__(self, which: str, fingerprint: str, node_names: list[str]) -> None:
         self.which = which  # "fwd" or "bwd"
         self.fingerprint = fingerprint
         self.node_names = node_names  # the exported nodes, in order
@@ -77,7 +79,7 @@ class GraphReport:
         self.kernels_match_plan = None
         self.graph = None  # the fuseplan graph dict rebuilt at compile time
 
-    def describe(self):
+    def describe(self) -> str:
         return (f"the {self.which} graph ({len(self.node_names)} nodes, "
                 f"fingerprint {self.fingerprint})")
 
@@ -164,7 +166,7 @@ class PlanSet:
     """The plans of one directory, and the reports of the graphs compiled
     while they were active."""
 
-    def __init__(self, plan_dir, on_missing="error", verify="error"):
+    def __init__(self, plan_dir: str, on_missing: str = "error", verify: str = "error") -> None:
         if on_missing not in ("error", "inductor"):
             raise ValueError(f"on_missing must be 'error' or 'inductor', not {on_missing!r}")
         if verify not in ("error", "report"):
@@ -175,7 +177,7 @@ class PlanSet:
         self.index, self.graphs = _read_dir(plan_dir)
         self.reports = []
 
-    def lookup(self, report):
+    def lookup(self, report: GraphReport) -> _Entry | None:
         """The entry for REPORT's graph; None for a logged fallback; raises
         NoPlanError."""
         entry = self.index.get(report.fingerprint)
@@ -378,7 +380,7 @@ def _compare(gp, emitted):
     """None when EMITTED (lists of node names) is the plan's groups in
     order; else what differs first."""
     want = gp.entry.groups
-    for i, (e, w) in enumerate(zip(emitted, want)):
+    for i, (e, w) in enumerate(zip(emitted, want, strict=False)):  # lengths: below
         if set(e) != set(w):
             return f"kernel {i} holds {sorted(e)}, the plan's group {i} is {sorted(w)}"
     if len(emitted) != len(want):
@@ -515,7 +517,8 @@ def _active(ps):
 
 
 @contextlib.contextmanager
-def plans(plan_dir=None, *, on_missing="error", verify="error"):
+def plans(plan_dir: str | None = None, *, on_missing: str = "error",
+          verify: str = "error") -> Iterator[PlanSet]:
     """Applies the plans in PLAN_DIR (default: $FUSEPLAN_PLANS) to every
     graph Inductor compiles inside the block; yields the PlanSet, whose
     ``reports`` say what happened to each graph.  Run the whole training
@@ -538,8 +541,28 @@ def plans(plan_dir=None, *, on_missing="error", verify="error"):
         yield ps
 
 
+# plans_from_env's context manager and PlanSet, kept open until exit
+_FROM_ENV: list[tuple[contextlib.AbstractContextManager, PlanSet]] = []
+
+
+def plans_from_env() -> PlanSet | None:
+    """Applies $FUSEPLAN_PLANS (with $FUSEPLAN_ON_MISSING, default "error")
+    to every graph Inductor compiles for the rest of the process, as if
+    the whole script ran inside ``plans()``; returns that PlanSet, or None
+    when FUSEPLAN_PLANS is unset or empty.  Importing the package does not
+    do this: a script calls it once (a second call returns the same
+    PlanSet).  Raises what ``plans()`` raises."""
+    if not os.environ.get("FUSEPLAN_PLANS"):
+        return None
+    if not _FROM_ENV:
+        cm = plans(os.environ["FUSEPLAN_PLANS"],
+                   on_missing=os.environ.get("FUSEPLAN_ON_MISSING", "error"))
+        _FROM_ENV.append((cm, cm.__enter__()))
+    return _FROM_ENV[0][1]
+
+
 @contextlib.contextmanager
-def observe():
+def observe() -> Iterator[PlanSet]:
     """Records the kernels Inductor emits for every graph compiled inside
     the block, without changing anything; yields an object whose
     ``reports`` list one GraphReport per graph (fingerprint, emitted)."""
@@ -557,7 +580,7 @@ def observe():
         yield ps
 
 
-def plan_error(exc):
+def plan_error(exc: BaseException | None) -> PlanError | None:
     """The PlanError inside EXC (torch wraps errors raised during
     compilation), or None."""
     seen = set()

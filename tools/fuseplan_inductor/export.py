@@ -23,11 +23,18 @@ pairs, peak-memory estimates) is documented in docs/exporter.md.
 Needs torch (and timm for timm models); not part of the C build.
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 from . import prefusion, record
 from .files import dump
@@ -46,7 +53,7 @@ class _Abort(Exception):
 class Capture:
     """Scheduler state of one compiled graph."""
 
-    def __init__(self, which):
+    def __init__(self, which: str) -> None:
         self.which = which  # "fwd" or "bwd"
         self.graph = None  # fuseplan graph dict
         self.groups = None  # Inductor's plan, exported node names
@@ -56,7 +63,7 @@ class Capture:
         self.meta = {}
         self.t0 = time.time()
 
-    def adopt(self, pf):
+    def adopt(self, pf: prefusion.PreFusion) -> None:
         """Takes the pre-fusion graph (prefusion.PreFusion) of this graph."""
         self.graph = pf.graph
         self.sched_nodes = pf.sched_nodes
@@ -270,8 +277,8 @@ def _output_strides():
     """The graph's output strides as Inductor's compile_fx records them
     (strings of sympy expressions; None for non-tensors)."""
     from torch._inductor.ir import IRNode
-    from torch.fx.experimental.symbolic_shapes import SymExprPrinter
     from torch._inductor.virtualized import V
+    from torch.fx.experimental.symbolic_shapes import SymExprPrinter
 
     p = SymExprPrinter()
     out = []
@@ -338,7 +345,7 @@ def _adjusted_estimate(cap, sched, freeable, graph_outputs):
     counts = {"kernel_local": 0, "freeable_input_size": 0, "mutation": 0, "concat": 0}
     retime = set(cap.mutations) | {t for t in cap.mutations.values() if t in fp_bytes}
     slices = set()
-    for c, srcs in cap.concat.items():
+    for srcs in cap.concat.values():
         slices.update(srcs)
     for bi in infos:
         b = bi.buffer
@@ -402,7 +409,8 @@ def _compatible(a, b):
     return False
 
 
-def codegen_splits(groups, emitted):
+def codegen_splits(groups: list[list[str]],
+                   emitted: list[list[str]]) -> list[list[list[str]]]:
     """The scheduler groups that code generation emitted as several
     kernels, each as its list of emitted parts."""
     kernel_of = {}
@@ -494,7 +502,8 @@ def _finish(cap, name, model, batch, torch_version, extra):
 class Exported:
     """One exported graph: its files and contents."""
 
-    def __init__(self, which, graph, plan, graph_path, plan_path):
+    def __init__(self, which: str, graph: dict[str, Any], plan: dict[str, Any],
+                 graph_path: str, plan_path: str) -> None:
         self.which = which
         self.graph = graph
         self.plan = plan
@@ -502,8 +511,11 @@ class Exported:
         self.plan_path = plan_path
 
 
-def export_model(model, inputs, loss_fn, *, name, model_label, batch, out, ext=".json.gz",
-                 cpu_backend="cpp", which=("fwd", "bwd"), extra=None):
+def export_model(model: torch.nn.Module, inputs: Sequence[Any],
+                 loss_fn: Callable[[Any], torch.Tensor], *, name: str, model_label: str,
+                 batch: int, out: str, ext: str = ".json.gz", cpu_backend: str = "cpp",
+                 which: Sequence[str] = ("fwd", "bwd"),
+                 extra: dict[str, Any] | None = None) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them.  Returns the list of Exported; raises RuntimeError when nothing
@@ -539,7 +551,7 @@ def export_model(model, inputs, loss_fn, *, name, model_label, batch, out, ext="
     return done
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="export_inductor.py",
         description="Export Inductor's pre-fusion scheduler graphs and its own "

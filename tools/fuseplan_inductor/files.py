@@ -1,13 +1,16 @@
 """Reading and writing fuseplan's JSON files (gzip by name on write, by
 content on read; writes are atomic)."""
 
+from __future__ import annotations
+
 import gzip
 import json
 import os
 import tempfile
+from typing import Any
 
 
-def dump(obj, path):
+def dump(obj: Any, path: str) -> None:
     """Writes a JSON document atomically (a temporary file in the same
     directory, renamed over PATH), gzip-compressed when PATH ends in .gz."""
     text = json.dumps(obj, separators=(",", ":")).encode()
@@ -26,7 +29,7 @@ def dump(obj, path):
         raise
 
 
-def load(path):
+def load(path: str) -> Any:
     """Reads a JSON document, gzip-compressed or not (by content)."""
     with open(path, "rb") as f:
         data = f.read()

@@ -18,8 +18,19 @@ Peak memory (docs/inductor.md, "Measuring"):
   figure per step.
 """
 
+from __future__ import annotations
+
 import statistics
 import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+Step = Callable[[], tuple[Any, "torch.Tensor"]]
+# (outputs, {parameter name: gradient}) of a finished step
+Snapshot = tuple[list["torch.Tensor"], dict[str, "torch.Tensor | None"]]
 
 # torch.allclose tolerances for outputs and gradients against eager (float32):
 # Inductor reorders reductions and fuses pointwise chains, so results differ
@@ -42,7 +53,7 @@ def _storage_bytes(tensors):
     return total
 
 
-def baseline_bytes(model, inputs):
+def baseline_bytes(model: torch.nn.Module, inputs: Sequence[Any]) -> int:
     """Bytes alive before a step: parameters, buffers, tensor inputs."""
     import torch
 
@@ -51,7 +62,8 @@ def baseline_bytes(model, inputs):
     return _storage_bytes(ts)
 
 
-def make_step(fn, model, inputs, loss_fn):
+def make_step(fn: Callable[..., Any], model: torch.nn.Module, inputs: Sequence[Any],
+              loss_fn: Callable[[Any], torch.Tensor]) -> Step:
     """A training step of FN (the model or its compiled form); returns
     (output, loss) of the step."""
 
@@ -94,7 +106,8 @@ def _cpu_profile(step):
     return result, peak, graph_peaks
 
 
-def measure_peak(step, model, inputs, device):
+def measure_peak(step: Step, model: torch.nn.Module, inputs: Sequence[Any],
+                 device: str) -> tuple[int, list[int]]:
     """Measured peak bytes of one step: (step peak, [peak per compiled
     graph]), both absolute (the baseline included); the per-graph list is
     empty on CUDA and for eager."""
@@ -112,7 +125,7 @@ def measure_peak(step, model, inputs, device):
     return base + peak, [base + g for g in graphs]
 
 
-def time_step(step, device, steps=5, warmup=1):
+def time_step(step: Step, device: str, steps: int = 5, warmup: int = 1) -> float:
     """Median seconds of STEPS steps after WARMUP more."""
     import torch
 
@@ -130,7 +143,7 @@ def time_step(step, device, steps=5, warmup=1):
     return statistics.median(times)
 
 
-def snapshot(model, result):
+def snapshot(model: torch.nn.Module, result: tuple[Any, torch.Tensor]) -> Snapshot:
     """Output and gradients of a finished step, detached copies."""
     y = result[0]
     ys = list(y) if isinstance(y, (tuple, list)) else [y]
@@ -140,14 +153,14 @@ def snapshot(model, result):
     return outs, grads
 
 
-def compare(ref, got):
+def compare(ref: Snapshot, got: Snapshot) -> tuple[bool, float | str]:
     """(True, max abs difference) when every output and gradient of GOT is
     allclose (RTOL, ATOL) to REF; else (False, what differs first)."""
     import torch
 
     (ro, rg), (go, gg) = ref, got
     worst = 0.0
-    pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(ro, go))]
+    pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(ro, go, strict=False))]
     pairs += [(f"grad {n}", rg[n], gg.get(n)) for n in rg]
     if len(ro) != len(go):
         return False, f"{len(go)} outputs, eager has {len(ro)}"

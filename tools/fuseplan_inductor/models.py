@@ -8,8 +8,15 @@ loss_fn)``.  ``build_model`` returns the module, a tuple of inputs and the
 loss that turns the model's output into the scalar of a training step.
 """
 
+from __future__ import annotations
+
 import importlib
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 
 class ModelError(Exception):
@@ -88,7 +95,9 @@ def _from_callable(spec, batch):
     try:
         fn = getattr(importlib.import_module(mod_name), fn_name)
     except (ImportError, AttributeError) as e:
-        raise ModelError(f"model '{spec}': cannot load {fn_name} from module {mod_name}: {e}") from e
+        raise ModelError(
+            f"model '{spec}': cannot load {fn_name} from module {mod_name}: {e}"
+        ) from e
     got = fn(batch)
     if not isinstance(got, tuple) or len(got) not in (2, 3):
         raise ModelError(
@@ -102,7 +111,8 @@ def _from_callable(spec, batch):
     return model, tuple(inputs), loss
 
 
-def build_model(name, batch, seq=512):
+def build_model(name: str, batch: int, seq: int = 512
+                ) -> tuple[torch.nn.Module, tuple[Any, ...], Callable[[Any], torch.Tensor]]:
     """Returns (module, tuple of example inputs, loss function), seeded so
     that two calls give the same weights and inputs.  Raises ModelError."""
     import torch

@@ -7,8 +7,12 @@ it to a plan by ``fingerprint``: a hash of the graph's content in order, so
 that a plan is applied only to the graph it was made for.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
+from collections.abc import Sequence
+from typing import Any
 
 
 def _prod(xs):
@@ -25,7 +29,7 @@ def _prod(xs):
 class PreFusion:
     """One compiled graph's pre-fusion state."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.graph = None  # fuseplan graph dict (name still None)
         self.fingerprint = None
         self.sched_nodes = {}  # exported node name -> scheduler node
@@ -36,7 +40,7 @@ class PreFusion:
         self.meta = {}
 
 
-def fingerprint(graph):
+def fingerprint(graph: dict[str, Any]) -> str:
     """Stable hash of a fuseplan graph dict: buffer names, bytes and flags,
     node names, kinds, iteration spaces, reads and writes, and the outputs,
     all in order.  Inductor's own iteration spaces are hashed (a node's
@@ -63,7 +67,7 @@ def _buf_bytes(node):
     )
 
 
-def capture(sched, nodes):
+def capture(sched: Any, nodes: Sequence[Any]) -> PreFusion:
     """Builds the fuseplan graph from the pre-fusion scheduler nodes of
     ``sched`` (inside Inductor's compilation: V.graph is the graph being
     lowered).  Returns a PreFusion; raises nothing of its own."""
@@ -216,7 +220,7 @@ def capture(sched, nodes):
                 rb = full if nb is None or len(resolve(d.name)) > 1 else min(nb, full)
                 reads[r] = max(reads.get(r, 0), rb)
         writes = [b.get_name() for b in n.get_outputs()]
-        for bn, src in writer_override.items():
+        for bn in writer_override:
             if owner(bn) == name:
                 writes.append(bn)
         # a MultiOutputLayout holder that only the folded MultiOutput nodes read
@@ -228,7 +232,8 @@ def capture(sched, nodes):
         if it is not None:
             node["iter"] = it
         node["reads"] = [
-            r if rb == buffers[r]["bytes"] else {"buffer": r, "bytes": rb} for r, rb in reads.items()
+            r if rb == buffers[r]["bytes"] else {"buffer": r, "bytes": rb}
+            for r, rb in reads.items()
         ]
         node["writes"] = writes
         fp_nodes.append(node)
@@ -245,7 +250,9 @@ def capture(sched, nodes):
 
     # drop buffers nobody writes, reads or outputs (folded holders)
     written = {w for nd in fp_nodes for w in nd["writes"]}
-    used = written | {r if isinstance(r, str) else r["buffer"] for nd in fp_nodes for r in nd["reads"]}
+    used = written | {
+        r if isinstance(r, str) else r["buffer"] for nd in fp_nodes for r in nd["reads"]
+    }
     used |= set(out_set)
     bufs = [buffers[b] for b in order if b in used or buffers[b].get("input")]
 

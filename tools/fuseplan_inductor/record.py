@@ -8,7 +8,14 @@ several of which may share one C++ function), one Triton kernel
 for the code generated in it.
 """
 
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Callable, Collection, Iterator
+from typing import Any
+
+# one recorded kernel: (kind, scheduler node names)
+Kernel = tuple[str, list[str]]
 
 _RECORDING = []
 
@@ -19,7 +26,7 @@ def _record(kind, nodes):
 
 
 @contextlib.contextmanager
-def kernels():
+def kernels() -> Iterator[list[Kernel]]:
     """Collects the kernels emitted inside the block into the yielded list."""
     rec = []
     _RECORDING.append(rec)
@@ -30,7 +37,7 @@ def kernels():
 
 
 @contextlib.contextmanager
-def patched(obj, name, wrap):
+def patched(obj: Any, name: str, wrap: Callable[[Any], Any]) -> Iterator[None]:
     """Replaces OBJ.NAME by wrap(OBJ.NAME) for the duration of the block."""
     orig = getattr(obj, name)
     setattr(obj, name, wrap(orig))
@@ -65,7 +72,7 @@ def _wrap_define_kernel(orig):
 
 
 @contextlib.contextmanager
-def hooks():
+def hooks() -> Iterator[None]:
     """Installs the recording wrappers for the duration of the block."""
     from torch._inductor import scheduler as S
     from torch._inductor.codegen import cpp
@@ -82,7 +89,7 @@ def hooks():
         yield
 
 
-def exported(rec, names):
+def exported(rec: list[Kernel], names: Collection[str]) -> list[list[str]]:
     """The recorded kernels as lists of the exported node names NAMES
     (folded nop and MultiOutput nodes left out, empty kernels dropped)."""
     out = []

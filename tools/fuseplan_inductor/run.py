@@ -10,6 +10,8 @@ MODEL, unsupported torch, no fuseplan binary, a failed solve); 3 a plan
 cannot be applied (foreign or stale plan, a group Inductor refuses).
 """
 
+from __future__ import annotations
+
 import argparse
 import copy
 import json
@@ -18,11 +20,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from . import measure
-from .apply import (GraphReport, PlanError, PlanSet, UnfusibleGroupError, observe,
-                    plan_error, plans)
-from .export import codegen_splits, export_model
+from .apply import GraphReport, PlanError, PlanSet, UnfusibleGroupError, observe, plan_error, plans
+from .export import Exported, codegen_splits, export_model
 from .files import dump, load
 from .models import ModelError, build_model
 from .versions import UnsupportedTorchError, check_torch
@@ -32,7 +35,7 @@ class LoopError(RuntimeError):
     """An environment or tool failure of the loop (exit code 2)."""
 
 
-def find_fuseplan(path=None):
+def find_fuseplan(path: str | None = None) -> str:
     """The fuseplan binary: PATH, else $FUSEPLAN, else `fuseplan` on the
     PATH, else the repository's build/fuseplan.  Raises LoopError."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -57,7 +60,8 @@ def _evaluate(fuseplan, graph_path, plan_path):
     return json.loads(_fp(fuseplan, "eval", "--json", graph_path, plan_path))
 
 
-def solve(fuseplan, ex, plan_dir, budget, time_limit, refused=()):
+def solve(fuseplan: str, ex: Exported, plan_dir: str, budget: str | None, time_limit: float,
+          refused: Iterable[Iterable[str]] = ()) -> tuple[str, str]:
     """Solves one exported graph into PLAN_DIR.  The pairs of a group that
     Inductor's code generation split (meta.inductor_codegen_splits) are added
     to the graph's unfusible pairs first, so that the plan does not ask for a
@@ -82,7 +86,7 @@ def solve(fuseplan, ex, plan_dir, budget, time_limit, refused=()):
     return gp, pp
 
 
-def emitted_plan(ex):
+def emitted_plan(ex: Exported) -> list[list[str]]:
     """Inductor's plan as its code generation emits it: the scheduler's
     groups, with each group that code generation split
     (meta.inductor_codegen_splits) replaced by its parts."""
@@ -156,7 +160,8 @@ def _check_given(plan_dir, exported):
     out = {}
     for ex in exported:
         fp = ex.graph["meta"]["fingerprint"]
-        out[fp] = given.lookup(GraphReport(ex.which, fp, [n["name"] for n in ex.graph["nodes"]])).path
+        names = [n["name"] for n in ex.graph["nodes"]]
+        out[fp] = given.lookup(GraphReport(ex.which, fp, names)).path
     return out
 
 
@@ -190,7 +195,7 @@ def _row(args, method, graphs, measured, ref):
         "step_time_s": seconds,
         "graphs": [],
     }
-    for i, (g, f) in enumerate(zip(graphs, figs)):
+    for i, (g, f) in enumerate(zip(graphs, figs, strict=True)):
         gr = {"graph": g.ex.graph["name"], "predicted_peak_bytes": f["peak_bytes"],
               "predicted_traffic_bytes": f["traffic_bytes"], "planned_kernels": f["kernels"]}
         if method != "eager" and i < len(reports):
@@ -253,7 +258,7 @@ def _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs, fusep
             g.figures["fuseplan"] = _evaluate(fuseplan, gp, pp)
 
 
-def loop(args):
+def loop(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
     """Runs the loop; returns (rows, exit code).  Raises LoopError,
     ModelError, UnsupportedTorchError, PlanError (and torch's errors, a
     PlanError inside)."""
@@ -291,7 +296,7 @@ def _mib(b):
     return f"{b / 2**20:.2f}"
 
 
-def print_table(rows, out=sys.stdout):
+def print_table(rows: list[dict[str, Any]], out: TextIO = sys.stdout) -> None:
     eager_t = rows[0]["step_time_s"]
     print(f"{rows[0]['model']}, batch {rows[0]['batch']}, {rows[0]['device']} "
           f"(bytes in MiB; peak ratio = measured / predicted)", file=out)
@@ -310,7 +315,7 @@ def print_table(rows, out=sys.stdout):
           file=out)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m fuseplan_inductor",
         description="Export a model's Inductor graphs, plan them with fuseplan, compile "

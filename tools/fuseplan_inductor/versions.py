@@ -5,6 +5,8 @@ change between releases; an untested torch is refused with one clear
 error unless FUSEPLAN_INDUCTOR_ANY_TORCH=1 is set.
 """
 
+from __future__ import annotations
+
 import os
 
 TESTED_TORCH = ("2.15.0",)
@@ -15,7 +17,7 @@ class UnsupportedTorchError(RuntimeError):
     """The installed torch is not one fuseplan_inductor was tested with."""
 
 
-def check_torch(version=None):
+def check_torch(version: str | None = None) -> None:
     """Raises UnsupportedTorchError unless torch's version (or VERSION) is
     a tested one; the local part (+cpu, +cu132) is ignored."""
     if version is None:

@@ -1,12 +1,14 @@
 """fuseplan_inductor.plans() on the tiny model: Inductor's own plan
 reproduces Inductor's kernels; a foreign, a stale, an unfusible plan, an
 unsupported torch and a missing plan directory each give their one error;
-on_missing="inductor" falls back.  Run by tests/tools/test_inductor.sh
+on_missing="inductor" falls back; importing the package with FUSEPLAN_PLANS
+set activates nothing, plans_from_env() does.  Run by tests/tools/test_inductor.sh
 (python -m unittest); needs torch."""
 
 import copy
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -86,7 +88,7 @@ class TinyPlans(unittest.TestCase):
         with fi.plans(d) as ps:
             _step(copy.deepcopy(self.model), self.inputs, self.loss)
         self.assertEqual([r.which for r in ps.reports], ["fwd", "bwd"])
-        for r, o in zip(ps.reports, obs.reports):
+        for r, o in zip(ps.reports, obs.reports, strict=True):
             self.assertTrue(r.kernels_match_plan, r.which)
             self.assertEqual(r.fingerprint, o.fingerprint)
             self.assertEqual(r.emitted, o.emitted, f"{r.which}: not Inductor's own kernels")
@@ -182,6 +184,36 @@ class TinyPlans(unittest.TestCase):
                 fi.plans(os.path.join(self.tmp, "b2")).__enter__()
         finally:
             torch.__version__ = saved
+
+
+class FromEnv(unittest.TestCase):
+    """FUSEPLAN_PLANS takes effect through plans_from_env(), not the import."""
+
+    def _python(self, code, plans_dir):
+        env = {k: v for k, v in os.environ.items() if k != "FUSEPLAN_PLANS"}
+        if plans_dir is not None:
+            env["FUSEPLAN_PLANS"] = plans_dir
+        env["PYTHONPATH"] = os.pathsep.join(sys.path)
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    def test_import_has_no_side_effect(self):
+        # the old import entered plans($FUSEPLAN_PLANS): a bad directory raised
+        p = self._python("import fuseplan_inductor.apply as a; print(len(a._ACTIVE))",
+                         "/nonexistent/fuseplan-plans")
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "0"), p.stderr)
+
+    def test_plans_from_env(self):
+        d = tempfile.mkdtemp(prefix="fi-env.")
+        self.addCleanup(shutil.rmtree, d)
+        code = ("import fuseplan_inductor as f, fuseplan_inductor.apply as a\n"
+                "ps = f.plans_from_env()\n"
+                "assert ps is f.plans_from_env() and a._ACTIVE == [ps], a._ACTIVE\n"
+                "print(ps.plan_dir)")
+        p = self._python(code, d)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, d), p.stderr)
+        p = self._python("import fuseplan_inductor as f; print(f.plans_from_env())", None)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "None"), p.stderr)
 
 
 if __name__ == "__main__":
