@@ -30,15 +30,9 @@
 #include <stdint.h>
 
 #include "model/batch_json.h"
+#include "model/limits.h"
 #include "model/status.h"
 #include "solver/cut.h"
-
-/* How an item's peak limit is given. */
-typedef enum fp_batch_peak {
-  FP_BATCH_PEAK_EAGER = 0, /* the unfused program's peak */
-  FP_BATCH_PEAK_PERCENT,   /* value % of it */
-  FP_BATCH_PEAK_BYTES      /* value bytes */
-} fp_batch_peak;
 
 /* One item, resolved (fp_batch_item_finish fills id and graph_sha256). */
 typedef struct fp_batch_item {
@@ -47,8 +41,7 @@ typedef struct fp_batch_item {
   char graph_sha256[65];
   fp_cut cut; /* count 0: the whole graph */
   char objective[32];
-  fp_batch_peak peak_kind;
-  uint64_t peak_value;
+  fp_peak_spec peak;      /* eager, N% or bytes (model/limits.h) */
   uint64_t traffic_limit; /* UINT64_MAX: none */
   double time_limit_s;
   uint64_t seed;

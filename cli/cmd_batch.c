@@ -93,21 +93,7 @@ static int bad_input(const char *fmt, ...) {
 
 /* Parses one peak limit (bytes, eager, N%) into it; 0 or -1. */
 static int parse_peak(const char *s, fp_batch_item *it) {
-  size_t n = strlen(s);
-  char buf[32];
-  if (strcmp(s, "eager") == 0) {
-    it->peak_kind = FP_BATCH_PEAK_EAGER;
-    it->peak_value = 0;
-    return 0;
-  }
-  if (n > 1 && n < sizeof buf && s[n - 1] == '%') {
-    memcpy(buf, s, n - 1);
-    buf[n - 1] = '\0';
-    it->peak_kind = FP_BATCH_PEAK_PERCENT;
-    return cli_parse_uint(buf, 100000, &it->peak_value);
-  }
-  it->peak_kind = FP_BATCH_PEAK_BYTES;
-  return cli_parse_bytes(s, &it->peak_value);
+  return fp_limits_parse_peak(s, &it->peak, NULL) == FP_OK ? 0 : -1;
 }
 
 /* Fills the item's settings (not graph or limits) from the defaults
