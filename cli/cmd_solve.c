@@ -329,8 +329,9 @@ int cmd_solve(int argc, char **argv) {
                          (int)fp_graph_max_fusion_size(g));
     goto done;
   }
-  if ((rq.peak_arg && fp_limits_parse_peak(rq.peak_arg, &peak, NULL)) ||
-      fp_limits_resolve_peak(&peak, e.peak_bytes, &limit, NULL)) {
+  if ((rq.peak_arg &&
+       fp_limits_parse_peak(rq.peak_arg, &peak, NULL) != FP_OK) ||
+      fp_limits_resolve_peak(&peak, e.peak_bytes, &limit, NULL) != FP_OK) {
     rc = cli_usage_error("solve", "--peak-limit: expected BYTES, eager or N%%");
     goto done;
   }

@@ -212,8 +212,8 @@ static bool window_params(const lns *L, const sub_problem *S,
   sp->node_limit = L->node_limit;
   sp->progress = NULL;
   sp->lp_out = sp->mps_out = NULL;
-  sp->limits.max_fusion_size =
-      FP_LIMITS_GRAPH_FUSION; /* the sub-graph carries L->k */
+  /* the sub-graph carries L->k */
+  sp->limits.max_fusion_size = FP_LIMITS_GRAPH_FUSION;
   sp->jobs = 1;
   /* A window's own second level would spend the whole window budget on
    * the other figure of a few steps; auto's second phase (L->second)
