@@ -30,19 +30,13 @@
 #include <stdint.h>
 
 #include "batch/batch_json.h"
+#include "model/limits.h"
 #include "model/status.h"
 #include "solver/cut.h"
 
 /* Receives a one-line warning (a path skipped, a bad item record
  * recomputed or left out); never fails. */
 typedef void (*fp_batch_warn_fn)(const char *msg, void *ctx);
-
-/* How an item's peak limit is given. */
-typedef enum fp_batch_peak {
-  FP_BATCH_PEAK_EAGER = 0, /* the unfused program's peak */
-  FP_BATCH_PEAK_PERCENT,   /* value % of it */
-  FP_BATCH_PEAK_BYTES      /* value bytes */
-} fp_batch_peak;
 
 /* One item, resolved (fp_batch_item_finish fills id and graph_sha256).
  * Its strings belong to whoever made it (expand.h's list): an item is
@@ -54,8 +48,7 @@ typedef struct fp_batch_item {
   char graph_sha256[65];
   fp_cut cut; /* count 0: the whole graph */
   char objective[32];
-  fp_batch_peak peak_kind;
-  uint64_t peak_value;
+  fp_peak_spec peak;      /* eager, N% or bytes (model/limits.h) */
   uint64_t traffic_limit; /* UINT64_MAX: none */
   double time_limit_s;
   uint64_t seed;

@@ -158,8 +158,7 @@ static fp_status add_items(fp_batch_items *L, const fp_batch_spec *spec,
       return err ? err->code : FP_ENOMEM;
     *it = *proto;
     it->cut = c;
-    it->peak_kind = spec->peak_kind[i];
-    it->peak_value = spec->peak_value[i];
+    it->peak = spec->peaks[i];
     it->load_error = load_error;
     fp_batch_item_finish(it, L->version);
   }

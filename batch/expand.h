@@ -36,8 +36,7 @@
 typedef struct fp_batch_spec {
   fp_batch_item proto; /* objective, limits, method, seed, compare */
   int32_t n_peaks;     /* one item per peak limit, >= 1 */
-  fp_batch_peak peak_kind[FP_BATCH_MAX_PEAKS];
-  uint64_t peak_value[FP_BATCH_MAX_PEAKS];
+  fp_peak_spec peaks[FP_BATCH_MAX_PEAKS];
   bool cut;               /* cuts of the graph instead of the whole */
   int32_t cut_lo, cut_hi; /* nodes per cut, 1 <= lo <= hi */
   int32_t cut_count;      /* cuts wanted, 0..FP_CUT_MAX */

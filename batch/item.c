@@ -92,12 +92,12 @@ fp_status fp_batch_graph_sha256(const char *path, char hex[65], fp_error *err) {
 }
 
 void fp_batch_peak_text(const fp_batch_item *it, char *buf, size_t n) {
-  if (it->peak_kind == FP_BATCH_PEAK_EAGER)
+  if (it->peak.kind == FP_PEAK_EAGER)
     snprintf(buf, n, "eager");
-  else if (it->peak_kind == FP_BATCH_PEAK_PERCENT)
-    snprintf(buf, n, "%llu%%", (unsigned long long)it->peak_value);
+  else if (it->peak.kind == FP_PEAK_PERCENT)
+    snprintf(buf, n, "%llu%%", (unsigned long long)it->peak.value);
   else
-    snprintf(buf, n, "%llu", (unsigned long long)it->peak_value);
+    snprintf(buf, n, "%llu", (unsigned long long)it->peak.value);
 }
 
 void fp_batch_item_spec(const fp_batch_item *it, char *buf, size_t n) {
@@ -162,27 +162,14 @@ static void test_fault(const char *graph_name) {
 }
 #endif
 
-/* The peak limit in bytes, given the eager plan's peak. */
-static uint64_t peak_bytes_of(const fp_batch_item *it, uint64_t eager) {
-  if (it->peak_kind == FP_BATCH_PEAK_EAGER)
-    return eager;
-  if (it->peak_kind == FP_BATCH_PEAK_BYTES)
-    return it->peak_value ? it->peak_value : 1;
-  uint64_t q = eager / 100, r = eager % 100, pct = it->peak_value;
-  if (pct && q > (UINT64_MAX - r * pct / 100) / pct)
-    return UINT64_MAX;
-  uint64_t v = q * pct + r * pct / 100;
-  return v ? v : 1;
-}
-
 /* The request of method `pl` for the item. */
 static void item_request(const fp_batch_item *it, const fp_planner *pl,
                          uint64_t limit, fp_plan_request *req) {
   fp_plan_request_init(req, pl);
-  req->fus.peak_limit = req->ilp.peak_limit = limit;
+  req->limits.peak = limit;
   int o = fp_objective_parse(it->objective);
   req->ilp.objective = o < 0 ? FP_OBJECTIVE_TRAFFIC : (fp_objective)o;
-  req->ilp.traffic_limit = it->traffic_limit;
+  req->limits.traffic = it->traffic_limit;
   req->ilp.time_limit_s = it->time_limit_s;
   req->ilp.seed = it->seed;
   req->ilp.jobs = 1;
@@ -328,7 +315,11 @@ static fp_status solve_graph(const fp_batch_item *it, const fp_graph *g,
     st = fp_error_set(err, FP_ENOMEM, "%s", pl ? e.msg : "unknown method");
     goto done;
   }
-  uint64_t limit = peak_bytes_of(it, em.peak_bytes);
+  uint64_t limit = 1;
+  if (fp_limits_resolve_peak(&it->peak, em.peak_bytes, &limit, &e) != FP_OK) {
+    st = fp_error_set(err, FP_EARG, "%s", e.msg);
+    goto done;
+  }
   rec->peak_limit_bytes = (int64_t)limit;
   item_request(it, pl, limit, &req);
   /* On a whole graph the compiler's plan joins the starts; a cut is

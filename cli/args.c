@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/io.h"
+#include "model/limits.h"
 
 /* The option named `name` (len bytes) in `opts`, or NULL. */
 static cli_opt *find_in(cli_opt *opts, int n, const char *name, size_t len) {
@@ -153,28 +154,7 @@ int cli_parse_uint(const char *s, uint64_t max, uint64_t *out) {
 }
 
 int cli_parse_bytes(const char *s, uint64_t *out) {
-  static const struct {
-    const char *suffix;
-    unsigned shift;
-  } units[] = {{"", 0},     {"B", 0},   {"K", 10},   {"KB", 10}, {"KiB", 10},
-               {"M", 20},   {"MB", 20}, {"MiB", 20}, {"G", 30},  {"GB", 30},
-               {"GiB", 30}, {"T", 40},  {"TB", 40},  {"TiB", 40}};
-  if (!s || *s < '0' || *s > '9')
-    return -1;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno)
-    return -1;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strcmp(end, units[i].suffix) != 0)
-      continue;
-    if (v > (UINT64_MAX >> units[i].shift))
-      return -1;
-    *out = (uint64_t)v << units[i].shift;
-    return 0;
-  }
-  return -1;
+  return fp_limits_parse_bytes(s, out, NULL) == FP_OK ? 0 : -1;
 }
 
 int cli_parse_seconds(const char *s, double *out) {

@@ -68,7 +68,8 @@ int cli_get_all(const cli_args *args, const char *name, const char **out,
                 int max);
 
 /* Parses a byte count with optional suffix (B, K/KB/KiB, M/MiB, G/GiB,
- * T/TiB; K = KiB = 1024).  Returns 0, or -1 for bad syntax / overflow. */
+ * T/TiB; K = KiB = 1024) as fp_limits_parse_bytes does.  Returns 0, or
+ * -1 for bad syntax / overflow. */
 int cli_parse_bytes(const char *s, uint64_t *out);
 
 /* Parses a non-negative decimal integer not above `max`; 0 or -1. */

@@ -101,6 +101,17 @@ void cli_json_str(FILE *f, const char *s);
  * the exit code of what failed, printed. */
 int cli_write_memstream(FILE *f, char **text, const char *path);
 
+/* Writes a CSV table of plan p's steps atomically to path: the line
+ * `header` (no newline), then per step t a row of the fields that row()
+ * prints for it (each followed by a comma) and the name of the step's
+ * first node, quoted.  Returns 0 or the exit code of what failed,
+ * printed. */
+int cli_write_step_csv(const char *path, const char *header, const fp_graph *g,
+                       const fp_plan *p,
+                       void (*row)(FILE *f, int32_t t, int32_t n,
+                                   const void *ctx),
+                       const void *ctx);
+
 /* The names of the planner rows (solver/planner.h) that have every flag
  * in `flags` (0: all rows), in table order, joined into buf with `sep`
  * between them and `last` before the last one ("auto, ilp or

@@ -86,25 +86,6 @@ static int bad_input(const char *fmt, ...) {
   return EXIT_INPUT;
 }
 
-/* Parses one peak limit (bytes, eager, N%) into it; 0 or -1. */
-static int parse_peak(const char *s, fp_batch_item *it) {
-  size_t n = strlen(s);
-  char buf[32];
-  if (strcmp(s, "eager") == 0) {
-    it->peak_kind = FP_BATCH_PEAK_EAGER;
-    it->peak_value = 0;
-    return 0;
-  }
-  if (n > 1 && n < sizeof buf && s[n - 1] == '%') {
-    memcpy(buf, s, n - 1);
-    buf[n - 1] = '\0';
-    it->peak_kind = FP_BATCH_PEAK_PERCENT;
-    return cli_parse_uint(buf, 100000, &it->peak_value);
-  }
-  it->peak_kind = FP_BATCH_PEAK_BYTES;
-  return cli_parse_bytes(s, &it->peak_value);
-}
-
 /* Fills the item's settings (not graph or limits) from the defaults
  * overridden by the line; 0 or EXIT_INPUT naming `where`. */
 static int item_settings(const defaults *d, const fp_batch_line *ln,
@@ -149,18 +130,16 @@ static int item_settings(const defaults *d, const fp_batch_line *ln,
 static int check_peaks(const char *list, const char *where,
                        fp_batch_spec *spec) {
   char buf[256];
-  fp_batch_item it;
   snprintf(buf, sizeof buf, "%s", list);
   spec->n_peaks = 0;
   for (char *save = NULL, *l = strtok_r(buf, ",", &save); l;
        l = strtok_r(NULL, ",", &save)) {
-    if (parse_peak(l, &it) != 0)
-      return bad_input("%s: peak limit '%s': expected BYTES, eager or N%%",
-                       where, l);
     if (spec->n_peaks == FP_BATCH_MAX_PEAKS)
       return bad_input("%s: at most %d peak limits", where, FP_BATCH_MAX_PEAKS);
-    spec->peak_kind[spec->n_peaks] = it.peak_kind;
-    spec->peak_value[spec->n_peaks++] = it.peak_value;
+    if (fp_limits_parse_peak(l, &spec->peaks[spec->n_peaks], NULL) != FP_OK)
+      return bad_input("%s: peak limit '%s': expected BYTES, eager or N%%",
+                       where, l);
+    spec->n_peaks++;
   }
   return 0;
 }

@@ -63,36 +63,29 @@ static double ratio(uint64_t a, uint64_t b) {
   return b ? (double)a / (double)b : 1.0;
 }
 
+/* The figures of step t of the timeline ctx (an fp_step array), as CSV
+ * fields. */
+static void timeline_row(FILE *f, int32_t t, int32_t n, const void *ctx) {
+  const fp_step *s = (const fp_step *)ctx + t;
+  (void)n;
+  fprintf(f, "%d,%d,%llu,%llu,%llu,", (int)t, (int)s->nodes,
+          (unsigned long long)s->live_bytes, (unsigned long long)s->read_bytes,
+          (unsigned long long)s->write_bytes);
+}
+
 /* Writes the per-step timeline as CSV (node names quoted), or as SVG
  * when the name ends in .svg. */
 static int write_timeline(const char *path, const char *name, const fp_graph *g,
                           const fp_plan *p, const fp_step *tl,
                           const fp_metrics *m) {
-  char *text = NULL, label[FIG_NAME_MAX + 8];
-  size_t len = 0;
+  char label[FIG_NAME_MAX + 8];
   if (fp_path_has_suffix(path, ".svg")) {
     const fig_series s = {fig_short_name(name, label, sizeof label), p, tl, m};
     return cli_write_text(path, fig_timeline_svg(g, &s, 1));
   }
-  FILE *f = open_memstream(&text, &len);
-  if (!f)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  fputs("step,nodes,live_bytes,read_bytes,write_bytes,first_node\n", f);
-  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
-    int32_t n;
-    const int32_t *grp = fp_plan_group(p, t, &n);
-    fprintf(f, "%d,%d,%llu,%llu,%llu,\"", (int)t, (int)tl[t].nodes,
-            (unsigned long long)tl[t].live_bytes,
-            (unsigned long long)tl[t].read_bytes,
-            (unsigned long long)tl[t].write_bytes);
-    for (const char *c = fp_graph_node(g, grp[0])->name; *c; c++) {
-      if (*c == '"')
-        fputc('"', f); /* CSV doubles quotes inside a quoted field */
-      fputc(*c, f);
-    }
-    fputs("\"\n", f);
-  }
-  return cli_write_memstream(f, &text, path);
+  return cli_write_step_csv(
+      path, "step,nodes,live_bytes,read_bytes,write_bytes,first_node", g, p,
+      timeline_row, tl);
 }
 
 static void print_eval_json(const fp_metrics *m, const fp_metrics *e) {

@@ -75,7 +75,7 @@ static int heuristics(const fp_graph *g, int32_t k, heur_point *hp) {
     fp_fusion_params prm;
     fp_plan *p = fp_plan_create();
     fp_fusion_params_init(&prm, (fp_method)i);
-    prm.max_fusion_size = k;
+    prm.limits.max_fusion_size = k;
     if (p && fp_fuse(g, &prm, p, NULL) == FP_OK &&
         fp_plan_eval_k(g, p, k, &hp[n].m, NULL, NULL) == FP_OK)
       hp[n++].name = fp_method_name((fp_method)i);
@@ -199,13 +199,13 @@ static int sweep(const cli_args *a, const fp_graph *g, fp_ilp_params *prm,
                          : cli_fail(&err);
     goto done;
   }
-  int nh = heuristics(g, prm->max_fusion_size, hp), nh_heur = nh;
+  int nh = heuristics(g, prm->limits.max_fusion_size, hp), nh_heur = nh;
   /* The given plans are placed beside the heuristics, named by file (they
    * all pass fp_plan_check, so each evaluates). */
   cli_get_all(a, "start", start_paths, CLI_MAX_STARTS);
   for (int i = 0; i < starts->n; i++)
-    if (fp_plan_eval_k(g, starts->plans[i], prm->max_fusion_size, &hp[nh].m,
-                       NULL, NULL) == FP_OK)
+    if (fp_plan_eval_k(g, starts->plans[i], prm->limits.max_fusion_size,
+                       &hp[nh].m, NULL, NULL) == FP_OK)
       hp[nh++].name = start_paths[i];
   print_table(pts, npts, hp, nh);
   if (cli_get(a, "output"))
@@ -248,7 +248,7 @@ int cmd_pareto(int argc, char **argv) {
     return cli_usage_error("pareto", "--time-limit: expected seconds > 0");
   if (ks && (cli_parse_uint(ks, INT32_MAX, &k) != 0 || k < 1))
     return cli_usage_error("pareto", "--max-fusion-size: expected >= 1");
-  prm.max_fusion_size = (int32_t)k;
+  prm.limits.max_fusion_size = (int32_t)k;
   fp_graph *g = NULL;
   fp_pareto_point *pts = calloc(npts, sizeof *pts);
   cli_starts starts = {.n = 0};
@@ -256,12 +256,12 @@ int cmd_pareto(int argc, char **argv) {
                : cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if (rc)
     goto done;
-  if (prm.max_fusion_size > fp_graph_max_fusion_size(g)) {
+  if (prm.limits.max_fusion_size > fp_graph_max_fusion_size(g)) {
     rc = cli_usage_error("pareto", "--max-fusion-size can only lower the "
                                    "graph's value");
     goto done;
   }
-  if ((rc = cli_load_starts(&a, g, prm.max_fusion_size, &starts)))
+  if ((rc = cli_load_starts(&a, g, prm.limits.max_fusion_size, &starts)))
     goto done;
   prm.starts = (const fp_plan *const *)starts.plans;
   prm.n_starts = starts.n;

@@ -148,28 +148,18 @@ static void print_text(const fp_graph *g, const fp_exec_params *prm,
   printf("check        %s\n", pass ? "pass" : "fail");
 }
 
+/* Step t's node count and time in the report ctx, as CSV fields. */
+static void kernel_time_row(FILE *f, int32_t t, int32_t n, const void *ctx) {
+  const fp_exec_report *r = ctx;
+  fprintf(f, "%d,%d,%.9g,", (int)t, (int)n, r->group_time_s[t]);
+}
+
 /* Writes the per-kernel times of the report as CSV to path; 0 or an
  * exit code. */
 static int write_kernel_times(const char *path, const fp_graph *g,
                               const fp_plan *p, const fp_exec_report *r) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f)
-    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
-  fputs("step,nodes,time_s,first_node\n", f);
-  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
-    int32_t n;
-    const int32_t *grp = fp_plan_group(p, t, &n);
-    fprintf(f, "%d,%d,%.9g,\"", (int)t, (int)n, r->group_time_s[t]);
-    for (const char *c = fp_graph_node(g, grp[0])->name; *c; c++) {
-      if (*c == '"')
-        fputc('"', f); /* CSV doubles quotes inside a quoted field */
-      fputc(*c, f);
-    }
-    fputs("\"\n", f);
-  }
-  return cli_write_memstream(f, &text, path);
+  return cli_write_step_csv(path, "step,nodes,time_s,first_node", g, p,
+                            kernel_time_row, r);
 }
 
 int cmd_run(int argc, char **argv) {

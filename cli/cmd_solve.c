@@ -69,32 +69,6 @@ typedef struct request {
   const char *peak_arg;
 } request;
 
-/* Resolves --peak-limit against the eager peak; 0 or -1 for bad syntax. */
-static int peak_limit(const char *s, uint64_t eager_peak, uint64_t *out) {
-  size_t n = s ? strlen(s) : 0;
-  uint64_t pct;
-  if (!s || strcmp(s, "eager") == 0) {
-    *out = eager_peak;
-    return 0;
-  }
-  if (n > 1 && s[n - 1] == '%') {
-    char buf[32];
-    if (n >= sizeof buf)
-      return -1;
-    memcpy(buf, s, n - 1);
-    buf[n - 1] = '\0';
-    if (cli_parse_uint(buf, 100000, &pct) != 0)
-      return -1;
-    /* floor(eager * pct / 100) in 64 bits: split eager = 100q + r. */
-    uint64_t q = eager_peak / 100, r = eager_peak % 100;
-    *out = q > (UINT64_MAX - r * pct / 100) / (pct ? pct : 1)
-               ? UINT64_MAX /* saturate: no graph holds that much */
-               : q * pct + r * pct / 100;
-    return 0;
-  }
-  return cli_parse_bytes(s, out);
-}
-
 /* Prints the method list of --help: a row per planner, its help lines
  * indented under its name. */
 static void print_methods(FILE *f) {
@@ -153,8 +127,10 @@ static const char *names_join(const char *const *names, char *buf, size_t n) {
   return buf;
 }
 
-/* Fills the ILP parameters from the options; 0 or a usage error. */
-static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
+/* Fills the ILP parameters and the traffic limit from the options; 0 or a
+ * usage error. */
+static int read_ilp_options(const cli_args *a, fp_ilp_params *prm,
+                            fp_limits *lim) {
   const char *o = cli_get(a, "objective"), *w = cli_get(a, "window");
   const char *tl = cli_get(a, "traffic-limit"), *t = cli_get(a, "time-limit");
   const char *l = cli_get(a, "lambda"), *gp = cli_get(a, "mip-gap");
@@ -166,7 +142,7 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm) {
                            names_join(objective_names, all, sizeof all));
   }
   prm->objective = (fp_objective)oi;
-  if (tl && cli_parse_bytes(tl, &prm->traffic_limit) != 0)
+  if (tl && cli_parse_bytes(tl, &lim->traffic) != 0)
     return cli_usage_error("solve", "--traffic-limit: expected BYTES");
   if (t && cli_parse_seconds(t, &prm->time_limit_s) != 0)
     return cli_usage_error("solve", "--time-limit: expected seconds > 0");
@@ -222,12 +198,13 @@ static int read_options(const cli_args *a, request *rq) {
     return cli_usage_error("solve", "--max-fusion-size: expected >= 1");
   /* Only tightening is allowed: the plan file does not record K, and
    * verify/eval hold plans to the graph's own max_fusion_size. */
-  rq->req.fus.max_fusion_size = rq->req.ilp.max_fusion_size = (int32_t)kv;
+  rq->req.limits.max_fusion_size = (int32_t)kv;
   int rc = reject(a, rq->pl);
   if (rc)
     return rc;
   rq->peak_arg = cli_get(a, "peak-limit");
-  return read_ilp_options(a, &rq->req.ilp); /* only accepted ones are set */
+  /* only the accepted options are set */
+  return read_ilp_options(a, &rq->req.ilp, &rq->req.limits);
 }
 
 /* The eager plan's figures: they define the 'eager' peak limit. */
@@ -358,6 +335,7 @@ int cmd_solve(int argc, char **argv) {
   fp_plan *p = fp_plan_create();
   fp_metrics m, e;
   fp_error err;
+  fp_peak_spec peak = {FP_PEAK_EAGER, 0}; /* without --peak-limit */
   uint64_t limit;
   cli_starts starts = {.n = 0};
   fp_error_clear(&err);
@@ -365,21 +343,22 @@ int cmd_solve(int argc, char **argv) {
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   if ((rc = cli_load_graph(a.pos[0], &g)) || (rc = eager_metrics(g, &e)))
     goto done;
-  if (rq.req.fus.max_fusion_size > fp_graph_max_fusion_size(g)) {
+  if (rq.req.limits.max_fusion_size > fp_graph_max_fusion_size(g)) {
     rc = cli_usage_error("solve",
                          "--max-fusion-size %d is above the graph's %d (it "
                          "can only be lowered)",
-                         (int)rq.req.fus.max_fusion_size,
+                         (int)rq.req.limits.max_fusion_size,
                          (int)fp_graph_max_fusion_size(g));
     goto done;
   }
-  if (peak_limit(rq.peak_arg, e.peak_bytes, &limit) != 0) {
+  if ((rq.peak_arg &&
+       fp_limits_parse_peak(rq.peak_arg, &peak, NULL) != FP_OK) ||
+      fp_limits_resolve_peak(&peak, e.peak_bytes, &limit, NULL) != FP_OK) {
     rc = cli_usage_error("solve", "--peak-limit: expected BYTES, eager or N%%");
     goto done;
   }
-  rq.req.fus.peak_limit = rq.req.ilp.peak_limit =
-      limit ? limit : 1; /* 0 = eager */
-  if ((rc = cli_load_starts(&a, g, rq.req.ilp.max_fusion_size, &starts)))
+  rq.req.limits.peak = limit;
+  if ((rc = cli_load_starts(&a, g, rq.req.limits.max_fusion_size, &starts)))
     goto done;
   rq.req.ilp.starts = (const fp_plan *const *)starts.plans;
   rq.req.ilp.n_starts = starts.n;

@@ -296,6 +296,32 @@ int cli_write_memstream(FILE *f, char **text, const char *path) {
   return rc;
 }
 
+int cli_write_step_csv(const char *path, const char *header, const fp_graph *g,
+                       const fp_plan *p,
+                       void (*row)(FILE *f, int32_t t, int32_t n,
+                                   const void *ctx),
+                       const void *ctx) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
+  fprintf(f, "%s\n", header);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t n;
+    const int32_t *grp = fp_plan_group(p, t, &n);
+    row(f, t, n, ctx);
+    fputc('"', f);
+    for (const char *c = fp_graph_node(g, grp[0])->name; *c; c++) {
+      if (*c == '"')
+        fputc('"', f); /* CSV doubles quotes inside a quoted field */
+      fputc(*c, f);
+    }
+    fputs("\"\n", f);
+  }
+  return cli_write_memstream(f, &text, path);
+}
+
 int cli_write_text(const char *path, char *text) {
   if (!text)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
   fp_ilp_params prm;
   int rc = 1;
   fp_error_clear(&err);
-  fp_ilp_params_init(&prm); /* peak_limit 0: at most the eager peak */
+  fp_ilp_params_init(&prm); /* limits.peak: at most the eager peak */
   prm.time_limit_s = argc == 4 ? atof(argv[3]) : 5.0;
   if (!eager || !plan) {
     fp_error_set(&err, FP_ENOMEM, "out of memory");

@@ -40,6 +40,7 @@ void fp_fusion_params_init(fp_fusion_params *prm, fp_method method) {
   prm->bucket_pairs = FP_FUSION_DEFAULT_BUCKET_PAIRS;
   prm->max_distance = FP_FUSION_DEFAULT_MAX_DISTANCE;
   prm->min_shared = FP_FUSION_DEFAULT_MIN_SHARED;
+  fp_limits_init(&prm->limits);
 }
 
 fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err) {
@@ -47,8 +48,8 @@ fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err) {
     return fp_error_set(err, FP_EARG, "fusion params: method: unknown");
   if ((unsigned)prm->order >= FP_ORDER_COUNT_)
     return fp_error_set(err, FP_EARG, "fusion params: order: unknown");
-  if (prm->max_fusion_size < 0)
-    return fp_error_set(err, FP_EARG, "fusion params: max_fusion_size < 0");
+  if (fp_limits_check(&prm->limits, "fusion params", err) != FP_OK)
+    return FP_EARG;
   if (prm->rounds < 1 || prm->bucket_pairs < 1 || prm->max_distance < 0)
     return fp_error_set(err, FP_EARG,
                         "fusion params: rounds and bucket_pairs must be >= 1, "
@@ -319,7 +320,7 @@ static fp_status fuse_peak(fuser *F, const fp_fusion_params *prm, fp_plan *out,
   fp_status st = alt ? fp_plan_make_eager(out, g, err) : FP_ENOMEM;
   if (st == FP_OK)
     st = fp_plan_eval_k(g, out, INT32_MAX, &eager, NULL, err);
-  uint64_t limit = prm->peak_limit ? prm->peak_limit : eager.peak_bytes;
+  uint64_t limit = fp_limits_peak_cap(&prm->limits, eager.peak_bytes);
   if (st == FP_OK)
     st = best_unfused(g, out, &m, &tl, err);
   if (st == FP_OK && m.peak_bytes > limit)
@@ -374,8 +375,7 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
   if (st != FP_OK)
     return st;
   double t0 = fp_clock_now();
-  int32_t k =
-      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  int32_t k = fp_limits_fusion_size(&prm->limits, g);
   fuser F;
   if (fuser_init(&F, g, k) != 0) {
     fuser_free(&F);
@@ -433,8 +433,7 @@ fp_status fp_fusion_decisions(const fp_graph *g, const fp_fusion_params *prm,
   if (prm->method != FP_METHOD_GREEDY && prm->method != FP_METHOD_GREEDY_LOWMEM)
     return fp_error_set(err, FP_EARG,
                         "fusion decisions: only greedy and greedy-lowmem");
-  int32_t k =
-      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  int32_t k = fp_limits_fusion_size(&prm->limits, g);
   fuser F;
   decision_log D = {.fn = fn, .ctx = ctx};
   if (fuser_init(&F, g, k) != 0 || !(D.P = listed_tracker(&F, err)) ||

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../model/graph.h"
+#include "../model/limits.h"
 #include "../model/plan.h"
 #include "../model/status.h"
 
@@ -85,19 +86,20 @@ int fp_method_parse(const char *s); /* -1 if unknown */
 /* Parameters of fp_fuse, in the manner of glp_iocp: fill with
  * fp_fusion_params_init, then change what you need. */
 typedef struct fp_fusion_params {
-  fp_method method;        /* what to run */
-  fp_order order;          /* final order; default INDUCTOR (Inductor's
-                              reorder_for_peak_memory) for greedy, BEST
-                              for greedy-lowmem and greedy-peak, LISTED
-                              for eager */
-  int32_t max_fusion_size; /* 0 = the graph's */
-  int32_t rounds;          /* >= 1 */
-  int32_t bucket_pairs;    /* >= 1 */
-  int32_t max_distance;    /* >= 0: horizontal pairs further apart in the
-                              listed order are not fused */
-  uint64_t min_shared;     /* bytes */
-  uint64_t peak_limit;     /* greedy-peak only: no fusion may raise the
-                              plan's peak above this; 0 = the eager peak */
+  fp_method method;     /* what to run */
+  fp_order order;       /* final order; default INDUCTOR (Inductor's
+                           reorder_for_peak_memory) for greedy, BEST for
+                           greedy-lowmem and greedy-peak, LISTED for
+                           eager */
+  fp_limits limits;     /* max_fusion_size for every method, peak for
+                           greedy-peak (no fusion may raise the plan's
+                           peak above it; FP_LIMITS_PEAK_EAGER: the
+                           eager peak); traffic is not read */
+  int32_t rounds;       /* >= 1 */
+  int32_t bucket_pairs; /* >= 1 */
+  int32_t max_distance; /* >= 0: horizontal pairs further apart in the
+                           listed order are not fused */
+  uint64_t min_shared;  /* bytes */
 } fp_fusion_params;
 
 /* Fills `prm` with the defaults for `method`. */
@@ -108,7 +110,7 @@ fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err);
 
 /* Runs a fusion method on a finalized graph and writes a legal plan into
  * `out` (its groups are replaced; solver.method/status/time_s set).
- * greedy-peak returns a plan whose peak is <= peak_limit whenever some
+ * greedy-peak returns a plan whose peak is <= limits.peak whenever some
  * order of the unfused nodes (listed, lpmf, bfs, dfs) meets the limit;
  * otherwise FP_EINFEASIBLE with a message giving the lowest peak found.
  * Fails with FP_EARG (bad params), FP_EINFEASIBLE, FP_ENOMEM. */

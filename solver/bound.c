@@ -149,7 +149,7 @@ static fp_status cluster_ilp(const fp_graph *sg,
   fp_ilp_params p;
   fp_ilp_params_init(&p);
   p.objective = FP_OBJECTIVE_TRAFFIC;
-  p.peak_limit = FP_NO_LIMIT;
+  p.limits.peak = FP_NO_LIMIT;
   p.window = FP_ILP_WINDOW_EXACT;
   ilp_model M;
   memset(&M, 0, sizeof M);
@@ -261,8 +261,7 @@ static fp_status partition_bounds(const fp_graph *g, const fp_ilp_params *prm,
   solver_clusters C = {0};
   cluster_build B;
   fp_status st = FP_OK;
-  int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
-                                       : fp_graph_max_fusion_size(g);
+  int32_t k = fp_limits_fusion_size(&prm->limits, g);
   if (cluster_build_init(&B, g) != 0 ||
       solver_clusters_make(g, kind.size, kind.ordered, &C) != 0 ||
       !(part->lb = calloc((size_t)C.count + 1, sizeof *part->lb))) {
@@ -310,8 +309,7 @@ static fp_status merge_best(const fp_graph *g, const fp_ilp_params *prm,
   if (!best || cuts->n >= SOLVER_MAX_PARTITIONS || fp_clock_now() >= deadline ||
       (prm->cancel && *prm->cancel))
     return FP_OK;
-  int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
-                                       : fp_graph_max_fusion_size(g);
+  int32_t k = fp_limits_fusion_size(&prm->limits, g);
   solver_partition merged = {0};
   fp_status st =
       solver_merge_clusters(g, k, best, deadline, prm->cancel, &merged, err);
@@ -380,16 +378,17 @@ static fp_status plain_bound(const fp_graph *g, const fp_ilp_params *prm,
 fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
                                  fp_graph **out, fp_error *err) {
   *out = NULL;
-  if (prm->objective == FP_OBJECTIVE_PEAK || prm->peak_limit == FP_NO_LIMIT)
+  if (prm->objective == FP_OBJECTIVE_PEAK || prm->limits.peak == FP_NO_LIMIT)
     return FP_OK; /* no limit on the plans the traffic bound covers */
   if (prm->cancel && *prm->cancel)
     return FP_OK; /* a cancelled solve answers at once (the scan takes a
                      few tenths of a second under ASan) */
-  uint64_t limit = prm->peak_limit;
+  uint64_t limit = prm->limits.peak;
   fp_status st = limit ? FP_OK : solver_eager_peak(g, &limit, err);
   int32_t pairs = 0;
   if (st == FP_OK)
-    st = fp_peak_restrict(g, prm->max_fusion_size, limit, out, &pairs, err);
+    st = fp_peak_restrict(g, prm->limits.max_fusion_size, limit, out, &pairs,
+                          err);
   return st;
 }
 
@@ -473,8 +472,7 @@ fp_status solver_exact_traffic(const fp_graph *g, const fp_ilp_params *prm,
                                solver_lt_result *out, uint64_t *lb,
                                fp_error *err) {
   double deadline = fp_clock_now() + time_s;
-  int32_t k = prm->max_fusion_size > 0 ? prm->max_fusion_size
-                                       : fp_graph_max_fusion_size(g);
+  int32_t k = fp_limits_fusion_size(&prm->limits, g);
   solver_cuts cuts = {0};
   solver_lt_guide *guide = NULL;
   memset(out, 0, sizeof *out);
@@ -486,9 +484,9 @@ fp_status solver_exact_traffic(const fp_graph *g, const fp_ilp_params *prm,
   lim.by_peak = true;
   fp_graph *rg = NULL; /* the pairs the limit keeps apart: more pruning */
   fp_status st = FP_OK;
-  if (prm->peak_limit != FP_NO_LIMIT) {
-    lim.peak_limit = prm->peak_limit;
-    st = prm->peak_limit ? FP_OK : solver_eager_peak(g, &lim.peak_limit, err);
+  if (prm->limits.peak != FP_NO_LIMIT) {
+    lim.peak_limit = prm->limits.peak;
+    st = prm->limits.peak ? FP_OK : solver_eager_peak(g, &lim.peak_limit, err);
     if (st == FP_OK)
       st = solver_peak_restricted(g, prm, &rg, err);
   }

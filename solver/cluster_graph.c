@@ -327,7 +327,7 @@ static fp_status greedy_traffic(const fp_graph *sg, int32_t k, fp_plan *q,
   fp_fusion_params f;
   fp_fusion_params_init(&f, FP_METHOD_GREEDY);
   f.order = FP_ORDER_LISTED;
-  f.max_fusion_size = k;
+  f.limits.max_fusion_size = k;
   fp_metrics m;
   fp_status st = fp_fuse(sg, &f, q, err);
   if (st == FP_OK)

@@ -291,8 +291,8 @@ static fp_status run_search(search *S, exh_graph *X, const fp_ilp_params *crit,
   S->X = X;
   S->crit = *crit;
   S->eager_peak = eager_peak;
-  S->peak_limit = crit->peak_limit == 0 ? eager_peak : crit->peak_limit;
-  S->traffic_limit = crit->traffic_limit;
+  S->peak_limit = fp_limits_peak_cap(&crit->limits, eager_peak);
+  S->traffic_limit = crit->limits.traffic;
   S->scratch = scratch;
   S->err = err;
   S->st = FP_OK;
@@ -318,7 +318,7 @@ static fp_status smallest(exh_graph *X, fp_objective what, uint64_t eager_peak,
   fp_ilp_params crit;
   fp_ilp_params_init(&crit);
   crit.objective = what;
-  crit.peak_limit = FP_NO_LIMIT;
+  crit.limits.peak = FP_NO_LIMIT;
   search S;
   fp_status st = run_search(&S, X, &crit, eager_peak, scratch, err);
   if (st == FP_OK && !S.found) /* the eager plan is always legal */
@@ -405,8 +405,7 @@ static fp_status check_args(const fp_graph *g, const fp_ilp_params *prm,
                         "exhaustive: the graph has %d nodes, more than the "
                         "%d exhaustive enumeration handles",
                         (int)fp_graph_node_count(g), FP_EXHAUSTIVE_MAX_NODES);
-  *k =
-      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  *k = fp_limits_fusion_size(&prm->limits, g);
   return FP_OK;
 }
 

@@ -185,10 +185,10 @@ static fp_status infeasible(const run *R, fp_error *err) {
   return solver_infeasible(R->g, R->prm, R->peak_cap, err);
 }
 
-/* Limits in bytes; the eager peak stands for peak_limit 0. */
+/* Limits in bytes; the eager peak stands for FP_LIMITS_PEAK_EAGER. */
 static fp_status resolve_limits(run *R, fp_error *err) {
   fp_status st = solver_eager_peak(R->g, &R->eager_peak, err);
-  R->peak_cap = R->prm->peak_limit == 0 ? R->eager_peak : R->prm->peak_limit;
+  R->peak_cap = fp_limits_peak_cap(&R->prm->limits, R->eager_peak);
   return st;
 }
 
@@ -246,7 +246,7 @@ static fp_status build_and_solve(run *R, fp_error *err) {
   /* Cluster cuts pay only where traffic counts: in the objective, or
    * under a traffic limit. */
   if (R->prm->objective != FP_OBJECTIVE_PEAK ||
-      R->prm->traffic_limit != FP_NO_LIMIT) {
+      R->prm->limits.traffic != FP_NO_LIMIT) {
     fp_status st = solver_traffic_cuts(
         R->g, R->prm, CUTS_TIME_SHARE * R->prm->time_limit_s, &R->cuts, err);
     if (st != FP_OK)
@@ -255,9 +255,9 @@ static fp_status build_and_solve(run *R, fp_error *err) {
   R->M = calloc(1, sizeof *R->M);
   if (!R->M)
     return fp_error_set(err, FP_ENOMEM, "out of memory building the model");
-  int built =
-      ilp_build(R->M, R->g, &local, R->warm, R->peak_cap, R->prm->traffic_limit,
-                &R->cuts, R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
+  int built = ilp_build(R->M, R->g, &local, R->warm, R->peak_cap,
+                        R->prm->limits.traffic, &R->cuts,
+                        R->deadline - BUILD_RESERVE * R->prm->time_limit_s);
   R->M->prm = R->prm; /* `local` dies here; the window is already applied */
   if (built != ILP_BUILD_OK)
     return build_failed(R, built, err);
@@ -385,12 +385,12 @@ static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
   q.lp_out = q.mps_out = NULL;
   if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
     q.objective = FP_OBJECTIVE_PEAK;
-    q.traffic_limit = m->traffic_bytes < prm->traffic_limit
-                          ? m->traffic_bytes
-                          : prm->traffic_limit;
+    q.limits.traffic = m->traffic_bytes < prm->limits.traffic
+                           ? m->traffic_bytes
+                           : prm->limits.traffic;
   } else {
     q.objective = FP_OBJECTIVE_TRAFFIC;
-    q.peak_limit = m->peak_bytes; /* > 0: 0 would mean the eager peak */
+    q.limits.peak = m->peak_bytes; /* > 0: 0 would mean the eager peak */
   }
   fp_plan *p = fp_plan_create();
   fp_metrics pm;

@@ -1081,8 +1081,7 @@ static void model_init(ilp_model *M, const fp_graph *g,
   M->g = g;
   M->prm = prm;
   M->n = fp_graph_node_count(g);
-  M->k =
-      prm->max_fusion_size ? prm->max_fusion_size : fp_graph_max_fusion_size(g);
+  M->k = fp_limits_fusion_size(&prm->limits, g);
   M->exact = true;
   M->scale = byte_scale(g, prm->objective);
   M->resident = fp_graph_resident_bytes(g);

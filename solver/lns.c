@@ -185,8 +185,8 @@ static bool second_level_params(const lns *L, const sub_problem *S,
                                 fp_ilp_params *sp) {
   if (L->prm->objective == FP_OBJECTIVE_TRAFFIC) {
     sp->objective = FP_OBJECTIVE_PEAK;
-    if (S->current_m.traffic_bytes < sp->traffic_limit)
-      sp->traffic_limit = S->current_m.traffic_bytes;
+    if (S->current_m.traffic_bytes < sp->limits.traffic)
+      sp->limits.traffic = S->current_m.traffic_bytes;
     return true;
   }
   if (L->prm->objective != FP_OBJECTIVE_PEAK ||
@@ -194,8 +194,8 @@ static bool second_level_params(const lns *L, const sub_problem *S,
     return false;
   sp->objective = FP_OBJECTIVE_TRAFFIC;
   uint64_t hold = L->cur_m.peak_bytes - S->const_live;
-  if (sp->peak_limit == FP_NO_LIMIT || hold < sp->peak_limit)
-    sp->peak_limit = hold;
+  if (sp->limits.peak == FP_NO_LIMIT || hold < sp->limits.peak)
+    sp->limits.peak = hold;
   return true;
 }
 
@@ -212,7 +212,8 @@ static bool window_params(const lns *L, const sub_problem *S,
   sp->node_limit = L->node_limit;
   sp->progress = NULL;
   sp->lp_out = sp->mps_out = NULL;
-  sp->max_fusion_size = 0; /* the sub-graph carries L->k */
+  /* the sub-graph carries L->k */
+  sp->limits.max_fusion_size = FP_LIMITS_GRAPH_FUSION;
   sp->jobs = 1;
   /* A window's own second level would spend the whole window budget on
    * the other figure of a few steps; auto's second phase (L->second)
@@ -225,12 +226,12 @@ static bool window_params(const lns *L, const sub_problem *S,
   if (L->peak_cap != FP_NO_LIMIT) {
     if (L->peak_cap <= S->const_live)
       return false;
-    sp->peak_limit = L->peak_cap - S->const_live;
+    sp->limits.peak = L->peak_cap - S->const_live;
   } else {
-    sp->peak_limit = FP_NO_LIMIT;
+    sp->limits.peak = FP_NO_LIMIT;
   }
-  if (L->prm->traffic_limit != FP_NO_LIMIT)
-    sp->traffic_limit = L->prm->traffic_limit - S->const_traffic;
+  if (L->prm->limits.traffic != FP_NO_LIMIT)
+    sp->limits.traffic = L->prm->limits.traffic - S->const_traffic;
   if (L->second) /* hold the objective, lower the other figure */
     return second_level_params(L, S, sp);
   return true;
@@ -382,7 +383,7 @@ static bool exact_window(window_job *J) {
   if (J->st != FP_OK)
     return true;
   if (J->qm.traffic_bytes < J->S.current_m.traffic_bytes &&
-      J->sp.peak_limit != FP_NO_LIMIT && J->qm.peak_bytes > J->sp.peak_limit)
+      J->sp.limits.peak != FP_NO_LIMIT && J->qm.peak_bytes > J->sp.limits.peak)
     return false; /* moves less but does not fit: the ILP decides */
   exact_record(J, t0);
   return true;
@@ -737,8 +738,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   int32_t n = fp_graph_node_count(g);
   L->g = g;
   L->prm = prm;
-  L->k = prm->max_fusion_size > 0 ? prm->max_fusion_size
-                                  : fp_graph_max_fusion_size(g);
+  L->k = fp_limits_fusion_size(&prm->limits, g);
   L->t0 = t0; /* the call's start: the time limit is the whole call's */
   L->last_report = fp_clock_now();
   L->deadline = L->t0 + prm->time_limit_s * (1 - TIME_RESERVE_SHARE);
@@ -754,7 +754,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
   if (st != FP_OK)
     return st;
-  L->peak_cap = prm->peak_limit == 0 ? L->eager_peak : prm->peak_limit;
+  L->peak_cap = fp_limits_peak_cap(&prm->limits, L->eager_peak);
   L->tl = malloc(((size_t)n + 1) * sizeof *L->tl);
   L->step = malloc(((size_t)n + 1) * sizeof *L->step);
   L->trial = fp_plan_create();
@@ -970,13 +970,13 @@ static fp_status search_first(const fp_graph *g, const fp_ilp_params *prm,
       fp_graph_node_count(g) > SOLVER_LT_MAX_NODES)
     return FP_OK;
   fp_status st = solver_eager_peak(g, &eager, err);
-  uint64_t cap = prm->peak_limit == 0 ? eager : prm->peak_limit;
+  uint64_t cap = fp_limits_peak_cap(&prm->limits, eager);
   if (st == FP_OK)
     st = solver_best_heuristic(g, prm, eager, cap, &start, &sm, err);
   if (st == FP_OK && start)
     upper = sm.traffic_bytes + 1;
-  if (prm->traffic_limit != FP_NO_LIMIT && prm->traffic_limit < upper - 1)
-    upper = prm->traffic_limit + 1;
+  if (prm->limits.traffic != FP_NO_LIMIT && prm->limits.traffic < upper - 1)
+    upper = prm->limits.traffic + 1;
   if (st == FP_OK && !(*plan = fp_plan_create()))
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
   if (st == FP_OK)
@@ -984,7 +984,7 @@ static fp_status search_first(const fp_graph *g, const fp_ilp_params *prm,
                               prm->time_limit_s * EXACT_SEARCH_SHARE, *plan, &r,
                               lb, err);
   if (st == FP_OK && r.solved && r.found)
-    st = fp_plan_eval_k(g, *plan, prm->max_fusion_size, m, NULL, err);
+    st = fp_plan_eval_k(g, *plan, prm->limits.max_fusion_size, m, NULL, err);
   *proven = st == FP_OK && r.solved && r.found;
   if (*proven)
     search_record(*plan, m, fp_clock_now() - t0);

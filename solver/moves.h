@@ -46,7 +46,7 @@ typedef struct solver_move_state {
   const fp_graph *g;
   const fp_ilp_params *prm;
   int32_t k;           /* effective max fusion size */
-  uint64_t eager_peak; /* what peak_limit 0 stands for */
+  uint64_t eager_peak; /* what FP_LIMITS_PEAK_EAGER stands for */
   fp_plan **cur;       /* legal and within the limits; replaced on a move */
   fp_plan **scratch;   /* a second plan to build moves in */
   fp_metrics *cur_m;   /* the evaluator's figures of *cur */

@@ -30,13 +30,11 @@ int fp_objective_parse(const char *s) {
 void fp_ilp_params_init(fp_ilp_params *prm) {
   memset(prm, 0, sizeof *prm);
   prm->objective = FP_OBJECTIVE_TRAFFIC;
-  prm->peak_limit = 0; /* the eager plan's peak */
-  prm->traffic_limit = FP_NO_LIMIT;
+  fp_limits_init(&prm->limits);
   prm->lambda = 1.0;
   prm->time_limit_s = FP_ILP_DEFAULT_TIME_LIMIT;
   prm->mip_gap = 0.0;
   prm->window = FP_ILP_DEFAULT_WINDOW;
-  prm->max_fusion_size = 0;
   prm->warm_start = NULL;
   prm->starts = NULL;
   prm->n_starts = 0;
@@ -52,8 +50,7 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->levels = FP_ILP_DEFAULT_LEVELS;
 }
 
-/* FP_OK, or FP_EARG with a message naming the first bad field.  The
- * limits need no check: every uint64_t value means something. */
+/* FP_OK, or FP_EARG with a message naming the first bad field. */
 fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
   if (!prm)
     return fp_error_set(err, FP_EARG, "solver params: NULL");
@@ -80,9 +77,8 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
   if (prm->jobs < 1 || prm->jobs > FP_AUTO_MAX_JOBS)
     return fp_error_set(err, FP_EARG, "solver params: jobs must be in 1..%d",
                         FP_AUTO_MAX_JOBS);
-  if (prm->max_fusion_size < 0)
-    return fp_error_set(err, FP_EARG,
-                        "solver params: max_fusion_size must be >= 0");
+  if (fp_limits_check(&prm->limits, "solver params", err) != FP_OK)
+    return FP_EARG;
   if (prm->n_starts < 0 || (prm->n_starts > 0 && !prm->starts))
     return fp_error_set(err, FP_EARG,
                         "solver params: n_starts must be >= 0, with starts "
@@ -108,15 +104,16 @@ double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m) {
   }
 }
 
-/* 1 when peak <= the peak limit (0 standing for `eager_peak`, FP_NO_LIMIT
- * for none) and traffic <= traffic_limit, whatever the objective; else 0. */
+/* 1 when peak <= the peak limit (FP_LIMITS_PEAK_EAGER standing for
+ * `eager_peak`, FP_NO_LIMIT for none) and traffic <= the traffic limit,
+ * whatever the objective; else 0. */
 int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
                     uint64_t eager_peak) {
-  uint64_t peak_limit = prm->peak_limit == 0 ? eager_peak : prm->peak_limit;
+  uint64_t peak_limit = fp_limits_peak_cap(&prm->limits, eager_peak);
   if (peak_limit != FP_NO_LIMIT && m->peak_bytes > peak_limit)
     return 0;
-  if (prm->traffic_limit != FP_NO_LIMIT &&
-      m->traffic_bytes > prm->traffic_limit)
+  if (prm->limits.traffic != FP_NO_LIMIT &&
+      m->traffic_bytes > prm->limits.traffic)
     return 0;
   return 1;
 }

@@ -56,6 +56,7 @@ static fp_status solve(const fp_planner *pl, const fp_graph *g,
   fp_plan_request req;
   fp_plan_request_init(&req, pl);
   req.ilp = *p;
+  req.limits = p->limits; /* what fp_planner_run hands the method */
   return fp_planner_run(pl, g, &req, out, m, err);
 }
 
@@ -91,7 +92,7 @@ static fp_status ends(sweep *S, double each, fp_plan *low, fp_plan *plan,
   fp_metrics m;
   fp_ilp_params *p = &S->p;
   p->objective = FP_OBJECTIVE_PEAK;
-  p->peak_limit = FP_NO_LIMIT;
+  p->limits.peak = FP_NO_LIMIT;
   p->known_bound = NAN; /* the common bound is on traffic */
   p->time_limit_s = each;
   fp_status st = solve(S->pl, S->g, p, low, &m, err);
@@ -115,7 +116,7 @@ static fp_status solve_point(sweep *S, int32_t i, const fp_plan *warm,
   fp_pareto_point *pt = &S->pts[i];
   fp_metrics m;
   double t0 = fp_clock_now();
-  S->p.peak_limit = pt->peak_limit;
+  S->p.limits.peak = pt->peak_limit;
   S->p.warm_start = warm;
   S->p.time_limit_s = seconds;
   S->p.seed += 1; /* another window placement on every re-solve */
@@ -281,7 +282,7 @@ static fp_status common_bound(sweep *S, double seconds, fp_error *err) {
   fp_ilp_params p = S->p;
   double b = -HUGE_VAL;
   p.objective = FP_OBJECTIVE_TRAFFIC;
-  p.peak_limit = FP_NO_LIMIT;
+  p.limits.peak = FP_NO_LIMIT;
   fp_status st = fp_lower_bound(S->g, &p, seconds, &b, err);
   for (int32_t i = 0; st == FP_OK && i < S->n; i++)
     S->pts[i].bound = b;

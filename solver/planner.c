@@ -27,7 +27,7 @@ static fp_status run_fuse(const fp_graph *g, const fp_plan_request *req,
                           fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_metrics local;
   fp_status st = fp_fuse(g, &req->fus, out, err);
-  return st == FP_OK ? fp_plan_eval_k(g, out, req->fus.max_fusion_size,
+  return st == FP_OK ? fp_plan_eval_k(g, out, req->fus.limits.max_fusion_size,
                                       m ? m : &local, NULL, err)
                      : st;
 }
@@ -145,6 +145,7 @@ int fp_planner_accepts(const fp_planner *pl, fp_planner_option opt) {
 
 /* The defaults of pl's fusion method and of the solvers. */
 void fp_plan_request_init(fp_plan_request *req, const fp_planner *pl) {
+  fp_limits_init(&req->limits);
   fp_fusion_params_init(&req->fus, pl->fusion);
   fp_ilp_params_init(&req->ilp);
 }
@@ -152,7 +153,7 @@ void fp_plan_request_init(fp_plan_request *req, const fp_planner *pl) {
 /* Puts the fields of the options pl does not accept back to their
  * defaults, so that a method reads exactly what its mask says (auto on a
  * small graph would otherwise pass --mip-gap or --lp-out on to the ILP).
- * Limits and the fusion-size limit are taken by every row. */
+ * The peak and fusion-size limits are taken by every row. */
 static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
   fp_plan_request d;
   fp_plan_request_init(&d, pl);
@@ -160,7 +161,7 @@ static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
   if (!fp_planner_accepts(pl, FP_PLANNER_OPT_I_##opt))                         \
     r->field = d.field;
   DROP_(OBJECTIVE, ilp.objective)
-  DROP_(TRAFFIC_LIMIT, ilp.traffic_limit)
+  DROP_(TRAFFIC_LIMIT, limits.traffic)
   DROP_(LAMBDA, ilp.lambda)
   DROP_(WINDOW, ilp.window)
   DROP_(MIP_GAP, ilp.mip_gap)
@@ -174,8 +175,9 @@ static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
 #undef DROP_
 }
 
-/* Runs the row on a copy of *req whose fusion method is the row's and
- * whose unaccepted options are at their defaults. */
+/* Runs the row on a copy of *req whose fusion method is the row's, whose
+ * unaccepted options are at their defaults, and whose method parameters
+ * carry req->limits. */
 fp_status fp_planner_run(const fp_planner *pl, const fp_graph *g,
                          const fp_plan_request *req, fp_plan *out,
                          fp_metrics *m, fp_error *err) {
@@ -186,5 +188,6 @@ fp_status fp_planner_run(const fp_planner *pl, const fp_graph *g,
   fp_plan_request r = *req;
   r.fus.method = pl->fusion;
   drop_unaccepted(pl, &r);
+  r.fus.limits = r.ilp.limits = r.limits;
   return pl->run(g, &r, out, m, err);
 }

@@ -71,9 +71,13 @@ enum {
   FP_PLANNER_PARETO = 1u << 3        /* can solve the points of fp_pareto */
 };
 
-/* What a method is asked: heuristic rows read `fus`, exact rows `ilp`;
- * peak_limit and max_fusion_size live in both (set both). */
+/* What a method is asked: heuristic rows read `fus`, exact rows `ilp`,
+ * and every row reads `limits`, the one copy of the problem's limits:
+ * fp_planner_run puts it into the method's own parameters (fus.limits or
+ * ilp.limits of its copy of the request), so a caller sets it here and
+ * leaves fus.limits and ilp.limits alone (they are not read). */
 typedef struct fp_plan_request {
+  fp_limits limits;
   fp_fusion_params fus;
   fp_ilp_params ilp;
 } fp_plan_request;
@@ -112,8 +116,8 @@ const fp_planner *fp_planner_default(void);
 /* Whether `pl` accepts the option (0 or 1). */
 int fp_planner_accepts(const fp_planner *pl, fp_planner_option opt);
 
-/* Fills *req with the defaults of method pl: fp_fusion_params_init for its
- * fusion method and fp_ilp_params_init. */
+/* Fills *req with the defaults of method pl: fp_limits_init,
+ * fp_fusion_params_init for its fusion method and fp_ilp_params_init. */
 void fp_plan_request_init(fp_plan_request *req, const fp_planner *pl);
 
 /* Runs method pl on g with *req (made by fp_plan_request_init for pl,

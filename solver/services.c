@@ -47,7 +47,8 @@ fp_status solver_check_starts(const fp_graph *g, const fp_ilp_params *prm,
                               fp_error *err) {
   for (int32_t i = 0; i < prm->n_starts; i++) {
     fp_error e;
-    fp_status st = fp_plan_check(g, prm->starts[i], prm->max_fusion_size, &e);
+    fp_status st =
+        fp_plan_check(g, prm->starts[i], prm->limits.max_fusion_size, &e);
     if (st == FP_ENOMEM)
       return fp_error_set(err, st, "%s", e.msg);
     if (st != FP_OK)
@@ -64,7 +65,8 @@ static fp_status offer(const fp_graph *g, const fp_ilp_params *prm,
                        uint64_t eager_peak, const fp_plan *p, fp_plan **best,
                        fp_metrics *best_m) {
   fp_metrics m;
-  fp_status st = fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL);
+  fp_status st =
+      fp_plan_eval_k(g, p, prm->limits.max_fusion_size, &m, NULL, NULL);
   if (st != FP_OK || !fp_meets_limits(prm, &m, eager_peak))
     return st == FP_ENOMEM ? FP_ENOMEM : FP_OK;
   if (*best && !solver_better(prm, &m, best_m))
@@ -91,8 +93,8 @@ fp_status solver_best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
     fp_fusion_params fp;
     fp_fusion_params_init(&fp, (fp_method)k);
     fp.order = FP_ORDER_BEST;
-    fp.max_fusion_size = prm->max_fusion_size;
-    fp.peak_limit = peak_cap == FP_NO_LIMIT ? 0 : peak_cap;
+    fp.limits.max_fusion_size = prm->limits.max_fusion_size;
+    fp.limits.peak = peak_cap == FP_NO_LIMIT ? FP_LIMITS_PEAK_EAGER : peak_cap;
     fp_status fs = fp_fuse(g, &fp, p, NULL);
     if (fs == FP_OK)
       st = offer(g, prm, eager_peak, p, best, m);
@@ -127,7 +129,7 @@ static uint64_t known_min_peak(const fp_graph *g, int32_t k) {
   for (int i = 0; p && i < FP_METHOD_COUNT_; i++) {
     fp_fusion_params_init(&fp, (fp_method)i);
     fp.order = FP_ORDER_BEST;
-    fp.max_fusion_size = k;
+    fp.limits.max_fusion_size = k;
     if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
         fp_plan_eval_k(g, p, k, &m, NULL, NULL) == FP_OK && m.peak_bytes < best)
       best = m.peak_bytes;
@@ -139,15 +141,15 @@ static uint64_t known_min_peak(const fp_graph *g, int32_t k) {
 fp_status solver_infeasible(const fp_graph *g, const fp_ilp_params *prm,
                             uint64_t peak_cap, fp_error *err) {
   char traffic[64] = "";
-  if (prm->traffic_limit != FP_NO_LIMIT)
+  if (prm->limits.traffic != FP_NO_LIMIT)
     snprintf(traffic, sizeof traffic, ", traffic <= %llu",
-             (unsigned long long)prm->traffic_limit);
+             (unsigned long long)prm->limits.traffic);
   return fp_error_set(
       err, FP_EINFEASIBLE,
       "no plan meets the limits (peak <= %llu%s); the lowest "
       "peak known is %llu",
       (unsigned long long)peak_cap, traffic,
-      (unsigned long long)known_min_peak(g, prm->max_fusion_size));
+      (unsigned long long)known_min_peak(g, prm->limits.max_fusion_size));
 }
 
 fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err) {

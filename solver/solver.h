@@ -16,6 +16,7 @@
 
 #include "../model/eval.h"
 #include "../model/graph.h"
+#include "../model/limits.h"
 #include "../model/plan.h"
 #include "../model/status.h"
 
@@ -48,7 +49,6 @@ typedef struct fp_ilp_progress {
                                          (0 when not reported) */
 } fp_ilp_progress;
 
-#define FP_NO_LIMIT UINT64_MAX
 #define FP_ILP_DEFAULT_TIME_LIMIT 10.0 /* seconds, wall clock, all phases */
 #define FP_ILP_WINDOW_EXACT (-1)       /* no window: the exact model */
 #define FP_ILP_WINDOW_AUTO                                                     \
@@ -63,10 +63,10 @@ typedef struct fp_ilp_progress {
 /* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
 typedef struct fp_ilp_params {
   fp_objective objective;       /* default TRAFFIC */
-  uint64_t peak_limit;          /* TRAFFIC / WEIGHTED: plans must have peak <=
-                                   this; 0 = the eager plan's peak (default);
-                                   FP_NO_LIMIT = none */
-  uint64_t traffic_limit;       /* PEAK: traffic <= this; default FP_NO_LIMIT */
+  fp_limits limits;             /* every plan has peak <= limits.peak (the
+                                   eager plan's by default), traffic <=
+                                   limits.traffic and groups of at most
+                                   limits.max_fusion_size nodes */
   double lambda;                /* WEIGHTED: minimize traffic + lambda * peak */
   double time_limit_s;          /* wall clock for the whole solve, > 0 */
   double mip_gap;               /* stop at this relative gap (default 0) */
@@ -74,7 +74,6 @@ typedef struct fp_ilp_params {
                                    warm-start step (optimal only within that
                                    neighbourhood); FP_ILP_WINDOW_EXACT: the exact
                                    model; FP_ILP_WINDOW_AUTO (default) */
-  int32_t max_fusion_size;      /* 0 = the graph's */
   const fp_plan *warm_start;    /* optional legal plan; default: the best
                                    heuristic plan meeting the limits */
   const fp_plan *const *starts; /* optional: n_starts more plans (e.g.
@@ -182,8 +181,8 @@ fp_status fp_exhaustive(const fp_graph *g, const fp_ilp_params *prm,
  * lambda * peak). */
 double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m);
 
-/* Whether metrics m meet the limits of prm, given the eager peak (which
- * a peak_limit of 0 stands for). */
+/* Whether metrics m meet the peak and traffic limits of prm, given the
+ * eager peak (which limits.peak FP_LIMITS_PEAK_EAGER stands for). */
 int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
                     uint64_t eager_peak);
 

@@ -13,7 +13,7 @@
 #include "solver/least_traffic.h"
 #include "solver/solver.h"
 
-/* The eager plan's peak (what peak_limit 0 stands for) into *peak.
+/* The eager plan's peak (what FP_LIMITS_PEAK_EAGER stands for) into *peak.
  * FP_ENOMEM. */
 fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err);
 
@@ -35,7 +35,7 @@ bool solver_better(const fp_ilp_params *prm, const fp_metrics *a,
                    const fp_metrics *b);
 
 /* FP_OK when every plan of prm->starts passes fp_plan_check on g (with
- * prm->max_fusion_size); FP_EARG naming the first that does not ("start
+ * prm->limits.max_fusion_size); FP_EARG naming the first that does not ("start
  * plan i: " and the violation); FP_ENOMEM. */
 fp_status solver_check_starts(const fp_graph *g, const fp_ilp_params *prm,
                               fp_error *err);
@@ -101,7 +101,7 @@ fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
 
 /* The lexicographic optimum (least traffic, then least peak) among the
  * legal plans of g within prm's peak limit (0: the eager peak;
- * FP_NO_LIMIT: none) and fusion limit (prm->max_fusion_size, else g's),
+ * FP_NO_LIMIT: none) and fusion limit (prm->limits.max_fusion_size, else g's),
  * for g of at most SOLVER_LT_MAX_NODES nodes, searched below `upper`
  * (the traffic of a plan in hand + 1) in at most time_s seconds: the
  * search of least_traffic.h with peaks, on the graph with the pairs the

@@ -83,17 +83,42 @@ uint32_t tu_below(tu_rng *r, uint32_t n) {
   return (uint32_t)(tu_next(r) % n);
 }
 
-fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
+/* n reads of the nb buffers so far (sizes in size[]).  Plain: any
+ * buffer, one read in five of a single byte.  Deep: recent buffers
+ * favoured (deeper graphs), one read in four of a random part. */
+static void random_reads(tu_rng *r, bool deep, fp_read *reads, int32_t n,
+                         int32_t nb, const uint64_t *size) {
+  for (int32_t i = 0; i < n; i++) {
+    uint32_t lo = deep && nb > 4 && tu_below(r, 2) ? (uint32_t)nb - 4 : 0;
+    reads[i].buffer = (int32_t)(lo + tu_below(r, (uint32_t)nb - lo));
+    reads[i].index = FP_INDEX_AUTO;
+    if (!deep)
+      reads[i].bytes = tu_below(r, 5) == 0 ? 1 : FP_READ_WHOLE;
+    else
+      reads[i].bytes = tu_below(r, 4) == 0
+                           ? 1 + tu_below(r, (uint32_t)size[reads[i].buffer])
+                           : FP_READ_WHOLE;
+  }
+}
+
+/* The graphs of tu_random_graph (deep false) and tu_random_deep_graph. */
+static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
+                              bool deep) {
   fp_graph *g = fp_graph_create("random");
   char name[32];
+  uint64_t size[3 + 2 * TU_RANDOM_MAX_NODES];
+  ck_assert_int_le(max_nodes, TU_RANDOM_MAX_NODES);
   int32_t nb = 0, n = min_nodes + (int32_t)tu_below(
                                       r, (uint32_t)(max_nodes - min_nodes + 1));
   int32_t ni = 1 + (int32_t)tu_below(r, 3);
   for (int32_t i = 0; i < ni; i++, nb++) {
     snprintf(name, sizeof name, "in%d", (int)i);
-    bool fr = tu_below(r, 2);
-    ck_assert_int_ge(
-        fp_graph_add_buffer(g, name, 1 + tu_below(r, 500), true, fr, NULL), 0);
+    /* The two kinds draw these in their own order, so that every seed
+     * keeps the graph it has always had. */
+    bool fr = !deep && tu_below(r, 2);
+    size[nb] = 1 + tu_below(r, 500);
+    fr = deep ? tu_below(r, 2) : fr;
+    ck_assert_int_ge(fp_graph_add_buffer(g, name, size[nb], true, fr, NULL), 0);
   }
   static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
   for (int32_t v = 0; v < n; v++) {
@@ -115,18 +140,14 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
       s.rnumel = rd[j][1];
     }
     s.n_reads = (int32_t)tu_below(r, 4);
-    for (int32_t i = 0; i < s.n_reads; i++) {
-      reads[i].buffer = (int32_t)tu_below(r, (uint32_t)nb);
-      reads[i].index = FP_INDEX_AUTO;
-      reads[i].bytes = tu_below(r, 5) == 0 ? 1 : FP_READ_WHOLE;
-    }
+    random_reads(r, deep, reads, s.n_reads, nb, size);
     s.reads = reads;
     s.n_writes = 1 + (int32_t)tu_below(r, 2);
     for (int32_t i = 0; i < s.n_writes; i++, nb++) {
       char bn[32];
       snprintf(bn, sizeof bn, "b%d", (int)nb);
-      writes[i] =
-          fp_graph_add_buffer(g, bn, 1 + tu_below(r, 1000), false, false, NULL);
+      size[nb] = 1 + tu_below(r, 1000);
+      writes[i] = fp_graph_add_buffer(g, bn, size[nb], false, false, NULL);
       ck_assert_int_ge(writes[i], 0);
     }
     s.writes = writes;
@@ -139,10 +160,19 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
   if (n > 1 && tu_below(r, 4) == 0) /* an unfusible pair needs two nodes */
     fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
                            NULL);
-  if (tu_below(r, 3) == 0)
+  if (tu_below(r, deep ? 4 : 3) == 0)
     fp_graph_set_max_fusion_size(g, 1 + (int32_t)tu_below(r, 3), NULL);
   ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
   return g;
+}
+
+fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
+  return random_graph(r, min_nodes, max_nodes, false);
+}
+
+fp_graph *tu_random_deep_graph(tu_rng *r, int32_t min_nodes,
+                               int32_t max_nodes) {
+  return random_graph(r, min_nodes, max_nodes, true);
 }
 
 fp_graph *tu_chain_graph(int n, uint64_t bytes) {

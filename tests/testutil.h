@@ -47,6 +47,13 @@ uint32_t tu_below(tu_rng *r, uint32_t n);
  * outputs, unread buffers, sometimes an unfusible pair or a small
  * max_fusion_size. */
 fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
+#define TU_RANDOM_MAX_NODES 64 /* max_nodes of the random graphs, at most */
+
+/* The same with reads favouring the last four buffers (deeper graphs),
+ * one read in four of a random part of its buffer, and the small
+ * max_fusion_size once in four: the graphs test_exhaustive checks against
+ * brute force (the same draws, so the same graphs per seed). */
+fp_graph *tu_random_deep_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
 
 /* A generated graph (fuseplan gen): family is an fp_gen_family.  Fails
  * the test with the generator's message on error. */

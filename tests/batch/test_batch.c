@@ -74,7 +74,7 @@ START_TEST(item_ids_hash_the_spec_and_version_only) {
       snprintf(c.objective, sizeof c.objective, "peak");
       break;
     case 3:
-      c.peak_kind = FP_BATCH_PEAK_PERCENT, c.peak_value = 90;
+      c.peak = (fp_peak_spec){FP_PEAK_PERCENT, 90};
       break;
     case 4:
       c.traffic_limit = 5;

@@ -20,7 +20,7 @@ static fp_plan *run(const fp_graph *g, fp_method m, int32_t k) {
   fp_fusion_params prm;
   fp_error err;
   fp_fusion_params_init(&prm, m);
-  prm.max_fusion_size = k;
+  prm.limits.max_fusion_size = k;
   fp_plan *p = fp_plan_create();
   ck_assert_msg(fp_fuse(g, &prm, p, &err) == FP_OK, "%s: %s", fp_method_name(m),
                 err.msg);
@@ -153,7 +153,7 @@ START_TEST(peak_limit_infeasible_and_params) {
   fp_error err;
   fp_plan *p = fp_plan_create();
   fp_fusion_params_init(&prm, FP_METHOD_GREEDY_PEAK);
-  prm.peak_limit = 1000; /* below the resident input alone */
+  prm.limits.peak = 1000; /* below the resident input alone */
   ck_assert_int_eq(fp_fuse(g, &prm, p, &err), FP_EINFEASIBLE);
   ck_assert_ptr_nonnull(strstr(err.msg, "lowest peak"));
   fp_fusion_params_init(&prm, FP_METHOD_GREEDY);

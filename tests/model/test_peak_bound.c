@@ -23,8 +23,8 @@ static fp_status exhaustive_opt(const fp_graph *g, fp_objective obj,
   fp_ilp_params_init(&prm);
   prm.objective = obj;
   prm.lambda = lambda;
-  prm.peak_limit = limit;
-  prm.max_fusion_size = k;
+  prm.limits.peak = limit;
+  prm.limits.max_fusion_size = k;
   fp_plan *p = fp_plan_create();
   fp_error err;
   fp_status st = fp_exhaustive(g, &prm, p, m, &err);
@@ -119,7 +119,7 @@ START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
     restricted += rg != NULL;
     fp_ilp_params prm;
     fp_ilp_params_init(&prm);
-    prm.peak_limit = limit;
+    prm.limits.peak = limit;
     double lb;
     ck_assert_int_eq(fp_lower_bound(g, &prm, 1.0, &lb, &err), FP_OK);
     ck_assert_int_eq(exhaustive_opt(g, FP_OBJECTIVE_TRAFFIC, 0, limit, 0, &a),
@@ -197,7 +197,7 @@ START_TEST(far_rule_keeps_a_far_reader_apart) {
       FP_OK);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = limit;
+  prm.limits.peak = limit;
   double lb;
   ck_assert_int_eq(fp_lower_bound(g, &prm, 1.0, &lb, &err), FP_OK);
   ck_assert_uint_lt(free_.traffic_bytes, within.traffic_bytes);

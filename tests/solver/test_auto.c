@@ -24,7 +24,7 @@ static fp_plan *heuristic_plan(const fp_graph *g, int seed) {
   fp_plan *p = fp_plan_create();
   fp_error err;
   fp_fusion_params_init(&fp, (fp_method)(seed % FP_METHOD_COUNT_));
-  fp.peak_limit = UINT64_MAX - 1; /* greedy-peak: any plan will do here */
+  fp.limits.peak = UINT64_MAX - 1; /* greedy-peak: any plan will do here */
   ck_assert_msg(fp_fuse(g, &fp, p, &err) == FP_OK, "%s", err.msg);
   return p;
 }
@@ -62,7 +62,7 @@ START_TEST(window_costs_are_the_whole_plans) {
   /* A different window plan: the window's optimum for traffic. */
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_status st = S.n <= FP_EXHAUSTIVE_MAX_NODES
                      ? fp_exhaustive(S.g, &prm, q, &qm, &err)
                      : fp_ilp_solve(S.g, &prm, q, &qm, &err);
@@ -157,7 +157,7 @@ START_TEST(bound_below_exhaustive_optimum) {
     fp_ilp_params prm;
     fp_ilp_params_init(&prm);
     prm.objective = (fp_objective)obj;
-    prm.peak_limit = FP_NO_LIMIT;
+    prm.limits.peak = FP_NO_LIMIT;
     prm.lambda = 0.25;
     fp_plan *p = fp_plan_create();
     fp_metrics m;
@@ -192,7 +192,7 @@ START_TEST(path_separations_never_exceed_optimum) {
   fp_error err;
   double bound;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   ck_assert_int_eq(fp_exhaustive(g, &prm, p, &m, &err), FP_OK);
   solver_test_cluster_sizes(small, 4);
   fp_status st = fp_lower_bound(g, &prm, 5.0, &bound, &err);
@@ -215,7 +215,7 @@ START_TEST(bound_is_stronger_than_structural) {
     fp_graph *g = tu_random_graph(&r, 5, 8);
     fp_ilp_params prm;
     fp_ilp_params_init(&prm);
-    prm.peak_limit = FP_NO_LIMIT;
+    prm.limits.peak = FP_NO_LIMIT;
     fp_plan *p = fp_plan_create();
     fp_metrics m;
     fp_bounds sb;
@@ -266,8 +266,8 @@ static double best_heuristic(const fp_graph *g, const fp_ilp_params *prm,
     fp_metrics m;
     fp_fusion_params_init(&fp, (fp_method)k);
     fp.order = FP_ORDER_BEST;
-    if (prm->peak_limit != FP_NO_LIMIT)
-      fp.peak_limit = prm->peak_limit;
+    if (prm->limits.peak != FP_NO_LIMIT)
+      fp.limits.peak = prm->limits.peak;
     if (fp_fuse(g, &fp, p, NULL) == FP_OK &&
         fp_plan_eval(g, p, &m, NULL, NULL) == FP_OK &&
         fp_meets_limits(prm, &m, eager_peak) &&
@@ -369,7 +369,7 @@ START_TEST(bound_exact_on_independent_blocks) {
   fp_graph *whole = fp_graph_create("blocks");
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   uint64_t sum = 0;
   int32_t k = FP_DEFAULT_MAX_FUSION_SIZE, nblocks = 2 + (int)tu_below(&r, 5);
   fp_graph *blocks[6];
@@ -379,7 +379,7 @@ START_TEST(bound_exact_on_independent_blocks) {
     k = bk < k ? bk : k;
   }
   ck_assert_int_eq(fp_graph_set_max_fusion_size(whole, k, NULL), FP_OK);
-  prm.max_fusion_size = k;
+  prm.limits.max_fusion_size = k;
   for (int i = 0; i < nblocks; i++) {
     char pre[16];
     fp_plan *p = fp_plan_create();
@@ -391,7 +391,7 @@ START_TEST(bound_exact_on_independent_blocks) {
     fp_plan_destroy(p);
     fp_graph_destroy(blocks[i]);
   }
-  prm.max_fusion_size = 0;
+  prm.limits.max_fusion_size = 0;
   ck_assert_int_eq(fp_graph_finalize(whole, NULL), FP_OK);
   double bound;
   fp_error err;
@@ -414,7 +414,7 @@ START_TEST(auto_exact_on_independent_blocks) {
   fp_graph *whole = fp_graph_create("blocks");
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   prm.time_limit_s = 60;
   uint64_t sum = 0;
   int32_t k = FP_DEFAULT_MAX_FUSION_SIZE;
@@ -431,13 +431,13 @@ START_TEST(auto_exact_on_independent_blocks) {
     fp_metrics m;
     snprintf(pre, sizeof pre, "k%d.", i);
     append_block(whole, blocks[i], pre);
-    prm.max_fusion_size = k;
+    prm.limits.max_fusion_size = k;
     ck_assert_int_eq(fp_exhaustive(blocks[i], &prm, p, &m, NULL), FP_OK);
     sum += m.traffic_bytes;
     fp_plan_destroy(p);
     fp_graph_destroy(blocks[i]);
   }
-  prm.max_fusion_size = 0;
+  prm.limits.max_fusion_size = 0;
   ck_assert_int_eq(fp_graph_finalize(whole, NULL), FP_OK);
   ck_assert_int_gt(fp_graph_node_count(whole), FP_ILP_EXACT_NODES);
   fp_plan *p = fp_plan_create();
@@ -483,9 +483,9 @@ START_TEST(auto_any_objective_and_limits) {
   prm.objective = (fp_objective)(_i % FP_OBJECTIVE_COUNT_);
   prm.lambda = 0.5;
   prm.time_limit_s = 3;
-  prm.peak_limit = em.peak_bytes / 100 * (90 + tu_below(&r, 21));
+  prm.limits.peak = em.peak_bytes / 100 * (90 + tu_below(&r, 21));
   if (_i % 4 == 1)
-    prm.traffic_limit = em.traffic_bytes / 100 * (85 + tu_below(&r, 20));
+    prm.limits.traffic = em.traffic_bytes / 100 * (85 + tu_below(&r, 20));
   double start = best_heuristic(whole, &prm, em.peak_bytes);
   fp_error err;
   fp_status st = fp_auto_solve(whole, &prm, p, &m, &err);
@@ -671,7 +671,7 @@ START_TEST(auto_bad_params_and_infeasible) {
   prm.node_limit = -1;
   ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EARG);
   fp_ilp_params_init(&prm);
-  prm.peak_limit = 1;
+  prm.limits.peak = 1;
   ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EINFEASIBLE);
   ck_assert(strstr(err.msg, "lowest peak known") != NULL);
   fp_plan_destroy(p);

@@ -24,7 +24,7 @@ static uint64_t optimum(const fp_graph *g, fp_plan *p) {
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_TRAFFIC;
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_metrics m;
   fp_error err;
   ck_assert_msg(fp_exhaustive(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
@@ -81,7 +81,7 @@ static uint64_t cluster_share(const fp_graph *g, const fp_plan *p,
 static uint64_t check_merges(const fp_graph *g, int32_t size) {
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_error err;
   solver_cuts cuts;
   solver_test_cluster_sizes(&size, 1);
@@ -140,7 +140,7 @@ START_TEST(lower_bound_with_merges) {
   int32_t raised = 0, size = 3;
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   for (int i = 0; i < 200; i++) {
     fp_graph *g = tu_random_graph(&r, 6, FP_EXHAUSTIVE_MAX_NODES);
     fp_plan *p = fp_plan_create();
@@ -169,7 +169,7 @@ START_TEST(passed_deadline_merges_nothing) {
   fp_graph *g = tu_random_graph(&r, 10, 10);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_error err;
   solver_cuts cuts;
   int32_t size = 2;

@@ -36,10 +36,11 @@ static fp_plan *solve(const fp_graph *g, const fp_ilp_params *prm,
   fp_status st = fp_exhaustive(g, prm, p, m, &err);
   ck_assert_msg(st == FP_OK, "fp_exhaustive: %s (%s)", fp_status_name(st),
                 err.msg);
-  ck_assert_int_eq(fp_plan_check(g, p, prm->max_fusion_size, NULL), FP_OK);
-  fp_metrics e;
-  ck_assert_int_eq(fp_plan_eval_k(g, p, prm->max_fusion_size, &e, NULL, NULL),
+  ck_assert_int_eq(fp_plan_check(g, p, prm->limits.max_fusion_size, NULL),
                    FP_OK);
+  fp_metrics e;
+  ck_assert_int_eq(
+      fp_plan_eval_k(g, p, prm->limits.max_fusion_size, &e, NULL, NULL), FP_OK);
   ck_assert_uint_eq(e.traffic_bytes, m->traffic_bytes);
   ck_assert_uint_eq(e.peak_bytes, m->peak_bytes);
   ck_assert_int_eq(e.kernels, m->kernels);
@@ -97,9 +98,9 @@ START_TEST(chain_fuses_into_one_kernel) {
   /* at most 2 per group: a b | c or a | b c, both 4000 and peak 3000
    * (x + t2 + y, or x + t1 + y) */
   prm.objective = FP_OBJECTIVE_TRAFFIC;
-  prm.max_fusion_size = 2;
+  prm.limits.max_fusion_size = 2;
   expect_opt(g, &prm, 4000, 3000, 2);
-  prm.max_fusion_size = 1; /* only the eager plan: 6000 */
+  prm.limits.max_fusion_size = 1; /* only the eager plan: 6000 */
   expect_opt(g, &prm, 6000, 3000, 3);
   fp_graph_destroy(g);
 }
@@ -172,24 +173,24 @@ START_TEST(peak_limit_changes_the_traffic_optimum) {
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   expect_opt(g, &prm, 4220, 1120, 4); /* under the eager peak: no fusion */
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   expect_opt(g, &prm, 4120, 2110, 3); /* unconstrained: fuse p1 p2 */
-  prm.peak_limit = 2110;
+  prm.limits.peak = 2110;
   expect_opt(g, &prm, 4120, 2110, 3);
-  prm.peak_limit = 2109;
+  prm.limits.peak = 2109;
   expect_opt(g, &prm, 4220, 1120, 4);
   /* min peak: 1120 with traffic 4220; under traffic <= 4120: 2110 */
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_PEAK;
   expect_opt(g, &prm, 4220, 1120, 4);
-  prm.traffic_limit = 4120;
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.traffic = 4120;
+  prm.limits.peak = FP_NO_LIMIT;
   expect_opt(g, &prm, 4120, 2110, 3);
   /* weighted, no peak limit: lambda 1: 5340 < 6230; lambda 0.05:
    * 4220 + 56 = 4276 > 4120 + 105.5 = 4225.5 */
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_WEIGHTED;
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   expect_opt(g, &prm, 4220, 1120, 4);
   prm.lambda = 0.05;
   expect_opt(g, &prm, 4120, 2110, 3);
@@ -205,13 +206,13 @@ START_TEST(infeasible_limits) {
   fp_graph *g = tu_graph(branches_json);
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = 1;
+  prm.limits.peak = 1;
   expect_infeasible(g, &prm, "smallest peak of any legal plan is 1120", NULL);
   prm.objective = FP_OBJECTIVE_WEIGHTED;
   expect_infeasible(g, &prm, "is 1120", NULL);
   prm.objective = FP_OBJECTIVE_PEAK;
-  prm.peak_limit = 0;
-  prm.traffic_limit = 4119;
+  prm.limits.peak = 0;
+  prm.limits.traffic = 4119;
   expect_infeasible(g, &prm, "smallest peak of any legal plan is 1120",
                     "smallest traffic of any legal plan is 4120");
   /* the plan passed in is left alone on failure: only the code matters */
@@ -253,7 +254,7 @@ START_TEST(empty_graph) {
     prm.objective = (fp_objective)o;
     expect_opt(g, &prm, 0, 64, 0);
   }
-  prm.peak_limit = 63;
+  prm.limits.peak = 63;
   expect_infeasible(g, &prm, "smallest peak of any legal plan is 64", NULL);
   fp_graph_destroy(g);
 }
@@ -406,12 +407,12 @@ static brute_answer brute_pick(const brute *B, const fp_ilp_params *prm) {
 }
 
 /* fp_exhaustive agrees with the brute force B (enumerated under
- * prm->max_fusion_size): same figures (objective, peak, traffic: the
+ * prm->limits.max_fusion_size): same figures (objective, peak, traffic: the
  * tie-break is the same), or both infeasible, with the same smallest
  * peak (and traffic, under a traffic limit) in the message. */
 static void agrees_with_brute(const brute *B, const fp_ilp_params *prm,
                               const char *what) {
-  ck_assert_int_eq(B->k, prm->max_fusion_size);
+  ck_assert_int_eq(B->k, prm->limits.max_fusion_size);
   brute_answer A = brute_pick(B, prm);
   fp_plan *p = fp_plan_create();
   fp_metrics m;
@@ -428,7 +429,7 @@ static void agrees_with_brute(const brute *B, const fp_ilp_params *prm,
                   err.msg, frag);
     snprintf(frag, sizeof frag, "smallest traffic of any legal plan is %llu",
              (unsigned long long)A.min_traffic);
-    ck_assert_msg(prm->traffic_limit == FP_NO_LIMIT ||
+    ck_assert_msg(prm->limits.traffic == FP_NO_LIMIT ||
                       strstr(err.msg, frag) != NULL,
                   "%s: '%s' lacks '%s'", what, err.msg, frag);
   } else {
@@ -441,7 +442,8 @@ static void agrees_with_brute(const brute *B, const fp_ilp_params *prm,
                   (unsigned long long)m.peak_bytes,
                   (unsigned long long)A.best.traffic_bytes,
                   (unsigned long long)A.best.peak_bytes);
-    ck_assert_int_eq(fp_plan_check(B->g, p, prm->max_fusion_size, NULL), FP_OK);
+    ck_assert_int_eq(fp_plan_check(B->g, p, prm->limits.max_fusion_size, NULL),
+                     FP_OK);
   }
   fp_plan_destroy(p);
 }
@@ -491,9 +493,9 @@ START_TEST(counts_and_small_optima) {
     fp_ilp_params_init(&prm);
     prm.objective = (fp_objective)o;
     agrees_with_brute(&B, &prm, "branches");
-    prm.peak_limit = FP_NO_LIMIT;
+    prm.limits.peak = FP_NO_LIMIT;
     agrees_with_brute(&B, &prm, "branches, no peak limit");
-    prm.traffic_limit = 4120;
+    prm.limits.traffic = 4120;
     agrees_with_brute(&B, &prm, "branches, traffic <= 4120");
   }
   brute_free(&B);
@@ -503,80 +505,6 @@ END_TEST
 
 /* ---- random graphs ------------------------------------------------------
  */
-
-/* n random reads of the nb buffers so far (sizes in size[]), favouring
- * recent ones (deeper graphs); one in four reads part of its buffer. */
-static void random_reads(tu_rng *r, fp_read *reads, int32_t n, int32_t nb,
-                         const uint64_t *size) {
-  for (int32_t i = 0; i < n; i++) {
-    uint32_t lo = nb > 4 && tu_below(r, 2) ? (uint32_t)nb - 4 : 0;
-    reads[i].buffer = (int32_t)(lo + tu_below(r, (uint32_t)nb - lo));
-    reads[i].index = FP_INDEX_AUTO;
-    reads[i].bytes = tu_below(r, 4) == 0
-                         ? 1 + tu_below(r, (uint32_t)size[reads[i].buffer])
-                         : FP_READ_WHOLE;
-  }
-}
-
-/* A random tiny graph (n nodes, every kind mix, random per-read bytes,
- * freeable inputs, outputs, dead buffers, unfusible pairs, sometimes a
- * small max_fusion_size), after the one in tests/model/test_eval.c. */
-static fp_graph *random_graph(tu_rng *r, int32_t n) {
-  fp_graph *g = fp_graph_create("random");
-  char name[32];
-  uint64_t size[64];
-  int32_t nb = 0, ni = 1 + (int32_t)tu_below(r, 3);
-  for (int32_t i = 0; i < ni; i++, nb++) {
-    snprintf(name, sizeof name, "in%d", (int)i);
-    size[nb] = 1 + tu_below(r, 500);
-    ck_assert_int_ge(
-        fp_graph_add_buffer(g, name, size[nb], true, tu_below(r, 2), NULL), 0);
-  }
-  static const uint64_t pw[] = {4, 8, 16}, rd[][2] = {{4, 2}, {8, 2}, {2, 2}};
-  for (int32_t v = 0; v < n; v++) {
-    fp_node_spec s = {0};
-    fp_read reads[3];
-    int32_t writes[2];
-    snprintf(name, sizeof name, "n%d", (int)v);
-    s.name = name;
-    uint32_t k = tu_below(r, 20);
-    s.kind = k < 3   ? FP_KIND_EXTERN
-             : k < 7 ? FP_KIND_REDUCTION
-                     : FP_KIND_POINTWISE;
-    if (s.kind == FP_KIND_POINTWISE) {
-      s.numel = pw[tu_below(r, 3)];
-      s.rnumel = 1;
-    } else if (s.kind == FP_KIND_REDUCTION) {
-      uint32_t j = tu_below(r, 3);
-      s.numel = rd[j][0];
-      s.rnumel = rd[j][1];
-    }
-    s.n_reads = (int32_t)tu_below(r, 4);
-    random_reads(r, reads, s.n_reads, nb, size);
-    s.reads = reads;
-    s.n_writes = 1 + (int32_t)tu_below(r, 2);
-    for (int32_t i = 0; i < s.n_writes; i++, nb++) {
-      char bn[32];
-      snprintf(bn, sizeof bn, "b%d", (int)nb);
-      size[nb] = 1 + tu_below(r, 1000);
-      writes[i] = fp_graph_add_buffer(g, bn, size[nb], false, false, NULL);
-      ck_assert_int_ge(writes[i], 0);
-    }
-    s.writes = writes;
-    fp_error err;
-    ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
-  }
-  for (int32_t b = 0; b < nb; b++)
-    if (tu_below(r, 6) == 0)
-      ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
-  if (tu_below(r, 4) == 0)
-    fp_graph_add_unfusible(g, 0, 1 + (int32_t)tu_below(r, (uint32_t)n - 1),
-                           NULL);
-  if (tu_below(r, 4) == 0)
-    fp_graph_set_max_fusion_size(g, 1 + (int32_t)tu_below(r, 3), NULL);
-  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
-  return g;
-}
 
 /* A fusion-size override, once in four: 1-4 (0 = the graph's). */
 static int32_t random_k(tu_rng *r) {
@@ -591,28 +519,28 @@ static fp_ilp_params random_params(tu_rng *r, const fp_graph *g) {
   prm.objective = (fp_objective)tu_below(r, FP_OBJECTIVE_COUNT_);
   static const double lambdas[] = {0.0, 0.01, 0.5, 1.0, 3.0};
   prm.lambda = lambdas[tu_below(r, 5)];
-  prm.max_fusion_size = random_k(r);
-  uint64_t ep = eager_peak(g, prm.max_fusion_size);
+  prm.limits.max_fusion_size = random_k(r);
+  uint64_t ep = eager_peak(g, prm.limits.max_fusion_size);
   uint32_t c = tu_below(r, 4);
-  prm.peak_limit = c == 0   ? FP_NO_LIMIT
-                   : c == 1 ? ep / 2 + tu_below(r, (uint32_t)(ep / 2 + 1))
-                            : 0;
+  prm.limits.peak = c == 0   ? FP_NO_LIMIT
+                    : c == 1 ? ep / 2 + tu_below(r, (uint32_t)(ep / 2 + 1))
+                             : 0;
   if (tu_below(r, 4) == 0)
-    prm.traffic_limit = 200 + tu_below(r, 8000);
+    prm.limits.traffic = 200 + tu_below(r, 8000);
   return prm;
 }
 
 START_TEST(random_matches_brute_force) {
   tu_rng r = {(uint64_t)_i * 7919u + 17};
-  fp_graph *g = random_graph(&r, 3 + (int32_t)tu_below(&r, 5)); /* 3-7 */
+  fp_graph *g = tu_random_deep_graph(&r, 3, 7);
   fp_ilp_params prm = random_params(&r, g);
-  brute B = brute_force(g, prm.max_fusion_size);
+  brute B = brute_force(g, prm.limits.max_fusion_size);
   ck_assert_int_ge(B.n_legal, 1); /* at least the eager plan */
   for (int rep = 0; rep < 8; rep++) {
     if (rep) { /* same fusion limit: the same enumeration serves */
-      int32_t k = prm.max_fusion_size;
+      int32_t k = prm.limits.max_fusion_size;
       prm = random_params(&r, g);
-      prm.max_fusion_size = k;
+      prm.limits.max_fusion_size = k;
     }
     char what[64];
     snprintf(what, sizeof what, "seed %d rep %d", _i, rep);
@@ -656,10 +584,11 @@ static void not_better(const fp_graph *g, const fp_ilp_params *prm,
                        const fp_plan *p, const fp_metrics *opt, uint64_t ep,
                        const char *what) {
   fp_metrics m;
-  if (fp_plan_eval_k(g, p, prm->max_fusion_size, &m, NULL, NULL) != FP_OK)
+  if (fp_plan_eval_k(g, p, prm->limits.max_fusion_size, &m, NULL, NULL) !=
+      FP_OK)
     return;
-  if (prm->objective == FP_OBJECTIVE_PEAK && prm->peak_limit == 0 &&
-      prm->traffic_limit == FP_NO_LIMIT && m.peak_bytes < opt->peak_bytes)
+  if (prm->objective == FP_OBJECTIVE_PEAK && prm->limits.peak == 0 &&
+      prm->limits.traffic == FP_NO_LIMIT && m.peak_bytes < opt->peak_bytes)
     ck_abort_msg("%s: peak %llu < %llu", what, (unsigned long long)m.peak_bytes,
                  (unsigned long long)opt->peak_bytes);
   if (fp_meets_limits(prm, &m, ep) && better(prm, &m, opt))
@@ -681,7 +610,7 @@ static void heuristics_not_better(const fp_graph *g, const fp_ilp_params *prm,
       fp_fusion_params fprm;
       fp_fusion_params_init(&fprm, (fp_method)meth);
       fprm.order = (fp_order)o;
-      fprm.max_fusion_size = prm->max_fusion_size;
+      fprm.limits.max_fusion_size = prm->limits.max_fusion_size;
       fp_error err;
       fp_status st = fp_fuse(g, &fprm, p, &err);
       if (meth == FP_METHOD_GREEDY_PEAK && st == FP_EINFEASIBLE)
@@ -700,25 +629,26 @@ static void heuristics_not_better(const fp_graph *g, const fp_ilp_params *prm,
 
 START_TEST(random_nothing_beats_it) {
   tu_rng r = {(uint64_t)_i * 104729u + 5};
-  fp_graph *g = random_graph(&r, 3 + (int32_t)tu_below(&r, 6)); /* 3-8 */
+  fp_graph *g = tu_random_deep_graph(&r, 3, 8);
   for (int rep = 0; rep < 4; rep++) {
     fp_ilp_params prm = random_params(&r, g);
     if (rep == 0) { /* the plain min-peak case once per graph */
       fp_ilp_params_init(&prm);
       prm.objective = FP_OBJECTIVE_PEAK;
     }
-    uint64_t ep = eager_peak(g, prm.max_fusion_size);
+    uint64_t ep = eager_peak(g, prm.limits.max_fusion_size);
     fp_plan *best = fp_plan_create();
     fp_metrics opt;
     fp_error err;
     fp_status st = fp_exhaustive(g, &prm, best, &opt, &err);
     if (st == FP_EINFEASIBLE) {
-      ck_assert(prm.peak_limit != 0 || prm.traffic_limit != FP_NO_LIMIT);
+      ck_assert(prm.limits.peak != 0 || prm.limits.traffic != FP_NO_LIMIT);
       fp_plan_destroy(best);
       continue;
     }
     ck_assert_msg(st == FP_OK, "seed %d: %s", _i, err.msg);
-    ck_assert_int_eq(fp_plan_check(g, best, prm.max_fusion_size, NULL), FP_OK);
+    ck_assert_int_eq(fp_plan_check(g, best, prm.limits.max_fusion_size, NULL),
+                     FP_OK);
     ck_assert(fp_meets_limits(&prm, &opt, ep));
     ck_assert(fp_plan_solver(best)->objective ==
               fp_objective_value(&prm, &opt));

@@ -29,7 +29,8 @@ static fp_status ilp(const fp_graph *g, const fp_ilp_params *prm, fp_plan *p,
     return st;
   fp_metrics check;
   ck_assert_int_eq(
-      fp_plan_eval_k(g, p, prm->max_fusion_size, &check, NULL, NULL), FP_OK);
+      fp_plan_eval_k(g, p, prm->limits.max_fusion_size, &check, NULL, NULL),
+      FP_OK);
   ck_assert_uint_eq(check.traffic_bytes, m->traffic_bytes);
   ck_assert_uint_eq(check.peak_bytes, m->peak_bytes);
   const fp_solver_info *si = fp_plan_solver_const(p);
@@ -132,12 +133,12 @@ START_TEST(infeasible_limit) {
   fp_metrics m;
   fp_error err;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = 1;
+  prm.limits.peak = 1;
   ck_assert_int_eq(fp_ilp_solve(g, &prm, p, &m, &err), FP_EINFEASIBLE);
   ck_assert_ptr_nonnull(strstr(err.msg, "lowest peak known"));
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_PEAK;
-  prm.traffic_limit = 1;
+  prm.limits.traffic = 1;
   ck_assert_int_eq(fp_ilp_solve(g, &prm, p, &m, &err), FP_EINFEASIBLE);
   fp_plan_destroy(p);
   fp_graph_destroy(g);
@@ -239,20 +240,20 @@ START_TEST(traffic_limit_any_objective) {
   fp_metrics least, mi, me;
   fp_ilp_params_init(&prm);
   prm.window = FP_ILP_WINDOW_EXACT;
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   prm.time_limit_s = 60;
   ck_assert_int_eq(fp_exhaustive(g, &prm, p, &least, NULL), FP_OK);
   fp_plan_make_eager(p, g, NULL);
   fp_metrics eager = tu_eval(g, p);
   prm.objective = FP_OBJECTIVE_WEIGHTED;
   prm.lambda = 10;
-  prm.traffic_limit =
+  prm.limits.traffic =
       least.traffic_bytes + (eager.traffic_bytes - least.traffic_bytes) / 3;
   fp_status se = fp_exhaustive(g, &prm, p, &me, NULL);
   fp_status si = ilp(g, &prm, p, &mi, NULL);
   ck_assert_int_eq(se, FP_OK);
   ck_assert_int_eq(si, FP_OK);
-  ck_assert_uint_le(mi.traffic_bytes, prm.traffic_limit);
+  ck_assert_uint_le(mi.traffic_bytes, prm.limits.traffic);
   ck_assert(fp_objective_value(&prm, &mi) == fp_objective_value(&prm, &me));
   fp_plan_destroy(p);
   fp_graph_destroy(g);

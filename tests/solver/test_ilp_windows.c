@@ -82,8 +82,8 @@ static void check_window(const sub_problem *S, fp_objective o,
   fp_ilp_params_init(&prm);
   prm.objective = o;
   prm.lambda = 1;
-  prm.peak_limit = lim && lim->peak_limit ? lim->peak_limit : FP_NO_LIMIT;
-  prm.traffic_limit =
+  prm.limits.peak = lim && lim->peak_limit ? lim->peak_limit : FP_NO_LIMIT;
+  prm.limits.traffic =
       lim && lim->traffic_limit ? lim->traffic_limit : FP_NO_LIMIT;
   prm.window = FP_ILP_WINDOW_EXACT;
   prm.time_limit_s = 3; /* answers cut short are still checked */

@@ -48,7 +48,7 @@ static uint64_t exhaustive_traffic(const fp_graph *g) {
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_TRAFFIC;
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
   fp_error err;
@@ -105,7 +105,7 @@ START_TEST(no_plan_beats_it_on_generated_graphs) {
     }
     fp_ilp_params prm;
     fp_ilp_params_init(&prm);
-    prm.peak_limit = FP_NO_LIMIT;
+    prm.limits.peak = FP_NO_LIMIT;
     prm.time_limit_s = 2;
     fp_plan *p = fp_plan_create();
     fp_metrics m;
@@ -213,7 +213,7 @@ static bool exhaustive_lex(const fp_graph *g, uint64_t limit,
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_TRAFFIC;
-  prm.peak_limit = limit;
+  prm.limits.peak = limit;
   fp_plan *p = fp_plan_create();
   fp_error err;
   fp_status st = fp_exhaustive(g, &prm, p, want, &err);
@@ -293,7 +293,7 @@ START_TEST(exact_search_with_guide) {
     for (int j = 0; j < 2; j++) {
       fp_ilp_params prm;
       fp_ilp_params_init(&prm);
-      prm.peak_limit = j == 0 ? FP_NO_LIMIT : 0;
+      prm.limits.peak = j == 0 ? FP_NO_LIMIT : 0;
       fp_metrics want;
       uint64_t limit = FP_NO_LIMIT;
       if (j == 1) {
@@ -344,7 +344,7 @@ START_TEST(guide_prunes_on_a_generated_graph) {
   solver_lt_result plain = search_below(g, full.traffic + 1), res;
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   uint64_t lb = 0;
   fp_plan *p = fp_plan_create();
   fp_error err;

@@ -30,7 +30,7 @@ static int lex_less(fp_objective o, const fp_metrics *a, const fp_metrics *b) {
 static void exact_params(fp_ilp_params *prm, fp_objective o) {
   fp_ilp_params_init(prm);
   prm->objective = o;
-  prm->peak_limit = FP_NO_LIMIT;
+  prm->limits.peak = FP_NO_LIMIT;
   prm->window = FP_ILP_WINDOW_EXACT;
   prm->time_limit_s = 20;
 }
@@ -113,7 +113,7 @@ static int make_starts(const fp_graph *g, fp_plan **starts) {
       fp_fusion_params fp;
       fp_fusion_params_init(&fp, (fp_method)m);
       fp.order = (fp_order)o;
-      fp.peak_limit = UINT64_MAX - 1;
+      fp.limits.peak = UINT64_MAX - 1;
       starts[n] = fp_plan_create();
       ck_assert_int_eq(fp_fuse(g, &fp, starts[n], NULL), FP_OK);
       n++;

@@ -117,7 +117,7 @@ START_TEST(pass_keeps_legal_better_plans) {
   fp_ilp_params_init(&prm);
   prm.objective = objs[_i % 3];
   prm.lambda = 0.5;
-  prm.peak_limit = _i % 2 ? 0 : FP_NO_LIMIT;
+  prm.limits.peak = _i % 2 ? 0 : FP_NO_LIMIT;
   fp_plan *start = fp_plan_create(), *out = NULL;
   fp_error err;
   ck_assert_int_eq(fp_plan_make_eager(start, g, &err), FP_OK);
@@ -170,7 +170,7 @@ START_TEST(far_reader_joins_exactly_within_limit) {
   ck_assert_uint_gt(mm.peak_bytes, sm.peak_bytes); /* w lives longer */
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_plan *out = NULL;
   ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
   ck_assert_uint_eq(m.traffic_bytes, mm.traffic_bytes);
@@ -180,11 +180,11 @@ START_TEST(far_reader_joins_exactly_within_limit) {
                    step[fp_graph_find_node(g, "a")]);
   fp_plan_destroy(out);
   /* Under a limit the move exceeds, nothing moves; at its peak, it does. */
-  prm.peak_limit = mm.peak_bytes - 1;
+  prm.limits.peak = mm.peak_bytes - 1;
   ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 0);
   ck_assert_uint_eq(m.traffic_bytes, sm.traffic_bytes);
   fp_plan_destroy(out);
-  prm.peak_limit = mm.peak_bytes;
+  prm.limits.peak = mm.peak_bytes;
   ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
   fp_plan_destroy(out);
   fp_plan_destroy(start);
@@ -226,7 +226,7 @@ START_TEST(whole_group_joins_when_no_node_alone_pays) {
   }
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   fp_plan *out = NULL;
   ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
   ck_assert_uint_eq(m.traffic_bytes, sm.traffic_bytes - 4000);

@@ -237,7 +237,7 @@ static fp_status path_exact_traffic(const void *ctx, answer *a) {
   const fp_graph *g = ctx;
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = 0;
+  prm.limits.peak = 0;
   fp_plan *p = fp_plan_create();
   if (!p)
     return FP_ENOMEM;
@@ -260,7 +260,7 @@ static fp_status path_cluster_moves(const void *ctx, answer *a) {
   const fp_graph *g = ctx;
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   double b = 0;
   int32_t size = 3;
   solver_test_cluster_sizes(&size, 1);
@@ -342,7 +342,7 @@ START_TEST(oom_cluster_moves) {
   tu_rng r = {4121};
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
-  prm.peak_limit = FP_NO_LIMIT;
+  prm.limits.peak = FP_NO_LIMIT;
   int32_t size = 3;
   for (int i = 0; i < 200; i++) { /* the first graph the moves raise */
     fp_graph *g = tu_random_graph(&r, 8, 10);

@@ -14,14 +14,14 @@ START_TEST(params_defaults_and_names) {
   fp_ilp_params p;
   fp_ilp_params_init(&p);
   ck_assert_int_eq(p.objective, FP_OBJECTIVE_TRAFFIC);
-  ck_assert_uint_eq(p.peak_limit, 0);
-  ck_assert(p.traffic_limit == FP_NO_LIMIT);
+  ck_assert_uint_eq(p.limits.peak, 0);
+  ck_assert(p.limits.traffic == FP_NO_LIMIT);
   ck_assert(p.lambda == 1.0);
   ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
   ck_assert(p.mip_gap == 0.0);
   ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
   ck_assert_int_eq(p.levels, FP_ILP_DEFAULT_LEVELS);
-  ck_assert_int_eq(p.max_fusion_size, 0);
+  ck_assert_int_eq(p.limits.max_fusion_size, 0);
   ck_assert_ptr_null(p.warm_start);
   ck_assert_ptr_null(p.lp_out);
   ck_assert_ptr_null(p.mps_out);
@@ -77,7 +77,7 @@ static void bad_window(fp_ilp_params *p) {
   p->window = FP_ILP_WINDOW_AUTO - 1;
 }
 static void bad_size(fp_ilp_params *p) {
-  p->max_fusion_size = -1;
+  p->limits.max_fusion_size = -1;
 }
 static void bad_levels_low(fp_ilp_params *p) {
   p->levels = 0;
@@ -108,8 +108,8 @@ START_TEST(params_check_names_the_field) {
   p.window = FP_ILP_WINDOW_AUTO;
   p.levels = 1;
   p.lambda = 0;
-  p.max_fusion_size = 1;
-  p.peak_limit = 1;
+  p.limits.max_fusion_size = 1;
+  p.limits.peak = 1;
   ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
 }
 END_TEST
@@ -130,19 +130,19 @@ START_TEST(objective_value_and_limits) {
   /* peak_limit 0: the eager peak */
   ck_assert_int_eq(fp_meets_limits(&p, &m, 40), 1);
   ck_assert_int_eq(fp_meets_limits(&p, &m, 39), 0);
-  p.peak_limit = FP_NO_LIMIT;
+  p.limits.peak = FP_NO_LIMIT;
   ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
-  p.peak_limit = 40;
+  p.limits.peak = 40;
   ck_assert_int_eq(fp_meets_limits(&p, &m, 1), 1);
-  p.peak_limit = 39;
+  p.limits.peak = 39;
   ck_assert_int_eq(fp_meets_limits(&p, &m, 1000), 0);
   /* the traffic limit applies to every objective */
-  p.peak_limit = FP_NO_LIMIT;
+  p.limits.peak = FP_NO_LIMIT;
   for (int o = 0; o < FP_OBJECTIVE_COUNT_; o++) {
     p.objective = (fp_objective)o;
-    p.traffic_limit = 100;
+    p.limits.traffic = 100;
     ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 1);
-    p.traffic_limit = 99;
+    p.limits.traffic = 99;
     ck_assert_int_eq(fp_meets_limits(&p, &m, 0), 0);
   }
 }

@@ -31,7 +31,7 @@ static fp_metrics exhaustive_at(const fp_graph *g, fp_objective objective,
   fp_plan *p = fp_plan_create();
   fp_ilp_params_init(&prm);
   prm.objective = objective;
-  prm.peak_limit = peak_limit;
+  prm.limits.peak = peak_limit;
   ck_assert_msg(fp_exhaustive(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
   fp_plan_destroy(p);
   return m;

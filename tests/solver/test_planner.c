@@ -191,7 +191,7 @@ static int perturb(fp_plan_request *r, int opt, const char *path) {
     r->ilp.objective = FP_OBJECTIVE_PEAK;
     return 1;
   case FP_PLANNER_OPT_I_TRAFFIC_LIMIT:
-    r->ilp.traffic_limit = 1;
+    r->limits.traffic = 1;
     return 1;
   case FP_PLANNER_OPT_I_LAMBDA:
     r->ilp.lambda = 1e6;
@@ -298,13 +298,54 @@ START_TEST(accepted_options_are_read) {
       fp_plan *p = fp_plan_create();
       r = base;
       r.ilp.objective = FP_OBJECTIVE_PEAK;
-      r.ilp.traffic_limit = 1;
+      r.limits.traffic = 1;
       ck_assert_int_eq(fp_planner_run(pl, g, &r, p, &m, &err), FP_EINFEASIBLE);
       fp_plan_destroy(p);
     }
     fp_plan_destroy(p0);
   }
   unlink(path);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* req->limits is the one copy of the limits every row reads: a group
+ * limit of 1 there gives every row one node per group, a 1-byte peak
+ * there makes the peak-limited rows infeasible; the same values in the
+ * method parameters' own limits change nothing (fp_planner_run puts
+ * req->limits there). */
+START_TEST(request_limits_are_the_one_copy) {
+  fp_graph *g = graph_of(1);
+  int32_t nodes = fp_graph_node_count(g), fused = 0;
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    fp_plan_request base, r;
+    fp_metrics m0, m;
+    fp_error err;
+    fp_plan_request_init(&base, pl);
+    fp_plan *p0 = run_ok(pl, g, &base, &m0), *p;
+    fused += fp_plan_group_count(p0) < nodes;
+    r = base;
+    r.fus.limits.max_fusion_size = r.ilp.limits.max_fusion_size = 1;
+    r.fus.limits.peak = r.ilp.limits.peak = r.ilp.limits.traffic = 1;
+    p = run_ok(pl, g, &r, &m);
+    ck_assert_msg(same_plan(p0, p), "%s reads its own limits", pl->name);
+    fp_plan_destroy(p);
+    r = base;
+    r.limits.max_fusion_size = 1;
+    p = run_ok(pl, g, &r, &m);
+    ck_assert_int_eq(fp_plan_group_count(p), nodes);
+    fp_plan_destroy(p);
+    if (pl->flags & FP_PLANNER_PEAK_LIMITED) {
+      r = base;
+      r.limits.peak = 1;
+      p = fp_plan_create();
+      ck_assert_int_eq(fp_planner_run(pl, g, &r, p, &m, &err), FP_EINFEASIBLE);
+      fp_plan_destroy(p);
+    }
+    fp_plan_destroy(p0);
+  }
+  ck_assert_int_gt(fused, 0); /* the group limit had something to stop */
   fp_graph_destroy(g);
 }
 END_TEST
@@ -395,6 +436,7 @@ static Suite *planner_suite(void) {
   tcase_add_loop_test(run, unaccepted_options_are_not_read, 0,
                       FP_GEN_FAMILY_COUNT_);
   tcase_add_test(run, accepted_options_are_read);
+  tcase_add_test(run, request_limits_are_the_one_copy);
   tcase_add_test(run, run_uses_the_rows_method);
   tcase_add_test(run, rows_on_a_larger_graph);
   tcase_add_test(run, pareto_through_the_table);
