@@ -60,8 +60,8 @@ const char *fp_status_str(fp_status s);
 const char *fp_status_name(fp_status s);
 
 /* Fills `err` (if non-NULL) with `code` and a printf-formatted message,
- * truncated to fit (fmt NULL: the status's own string).  Returns `code` so callers can write
- * `return fp_error_set(err, FP_EINPUT, "...")`. */
+ * truncated to fit (fmt NULL: the status's own string).  Returns `code` so
+ * callers can write `return fp_error_set(err, FP_EINPUT, "...")`. */
 fp_status fp_error_set(fp_error *err, fp_status code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
