@@ -195,8 +195,9 @@ fp_status fp_exec_run(const fp_graph *g, const fp_plan *p,
   }
   if (out)
     memset(out, 0, sizeof *out);
-  if (!g || !p || !out)
-    return fp_error_set(err, FP_EARG, "exec: NULL argument");
+  if (!fp_graph_is_finalized(g) || !p || !out)
+    return fp_error_set(err, FP_EARG,
+                        "exec: NULL argument or graph not finalized");
   fp_status st = fp_exec_params_check(params, err);
   if (st == FP_OK)
     st = fp_plan_eval(g, p, &out->predicted, NULL, err);

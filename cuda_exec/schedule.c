@@ -18,6 +18,8 @@
 /* ---- parameters --------------------------------------------------------- */
 
 void fp_exec_params_init(fp_exec_params *p) {
+  if (!p)
+    return;
   memset(p, 0, sizeof *p);
   p->backend = FP_BACKEND_CPU;
   p->repeat = FP_EXEC_DEFAULT_REPEAT;

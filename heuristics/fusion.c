@@ -12,6 +12,7 @@
 
 #include "heuristics/fuser.h"
 #include "heuristics/peak.h"
+#include "model/args.h"
 #include "model/eval.h"
 #include "model/util.h"
 
@@ -30,6 +31,8 @@ int fp_method_parse(const char *s) {
 }
 
 void fp_fusion_params_init(fp_fusion_params *prm, fp_method method) {
+  if (!prm)
+    return;
   memset(prm, 0, sizeof *prm);
   prm->method = method;
   /* greedy is the Inductor replica: Inductor's own reorder by default. */
@@ -44,6 +47,8 @@ void fp_fusion_params_init(fp_fusion_params *prm, fp_method method) {
 }
 
 fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err) {
+  if (!prm)
+    return fp_error_set(err, FP_EARG, "fusion params: NULL");
   if ((unsigned)prm->method >= FP_METHOD_COUNT_)
     return fp_error_set(err, FP_EARG, "fusion params: method: unknown");
   if ((unsigned)prm->order >= FP_ORDER_COUNT_)
@@ -374,6 +379,9 @@ fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
   fp_status st = fp_fusion_params_check(prm, err);
   if (st != FP_OK)
     return st;
+  if (fp_arg_graph(g, "fuse", err) != FP_OK ||
+      fp_arg_ptr(out, "fuse", "the plan", err) != FP_OK)
+    return FP_EARG;
   double t0 = fp_clock_now();
   int32_t k = fp_limits_fusion_size(&prm->limits, g);
   fuser F;
@@ -430,6 +438,10 @@ fp_status fp_fusion_decisions(const fp_graph *g, const fp_fusion_params *prm,
   fp_status st = fp_fusion_params_check(prm, err);
   if (st != FP_OK)
     return st;
+  if (fp_arg_graph(g, "fusion decisions", err) != FP_OK)
+    return FP_EARG;
+  if (!fn)
+    return fp_error_set(err, FP_EARG, "fusion decisions: fn is NULL");
   if (prm->method != FP_METHOD_GREEDY && prm->method != FP_METHOD_GREEDY_LOWMEM)
     return fp_error_set(err, FP_EARG,
                         "fusion decisions: only greedy and greedy-lowmem");

@@ -56,7 +56,8 @@ int fp_order_parse(const char *s); /* -1 if unknown */
  *           Inductor's own estimate (memory.py; the baseline on ties).
  * Traffic does not depend on the order, only peak does.  `chosen` (may be
  * NULL) receives the order that was applied (never BEST).  Fails with
- * FP_EILLEGAL for an illegal plan, FP_ENOMEM. */
+ * FP_EILLEGAL for an illegal plan, FP_ENOMEM; FP_EARG for an order out of
+ * the list, a NULL plan, or a graph that is NULL or not finalized. */
 fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
                           fp_order *chosen, fp_error *err);
 
@@ -113,7 +114,8 @@ fp_status fp_fusion_params_check(const fp_fusion_params *prm, fp_error *err);
  * greedy-peak returns a plan whose peak is <= limits.peak whenever some
  * order of the unfused nodes (listed, lpmf, bfs, dfs) meets the limit;
  * otherwise FP_EINFEASIBLE with a message giving the lowest peak found.
- * Fails with FP_EARG (bad params), FP_EINFEASIBLE, FP_ENOMEM. */
+ * Fails with FP_EARG (bad or NULL params, a NULL plan, a graph that is
+ * NULL or not finalized), FP_EINFEASIBLE, FP_ENOMEM. */
 fp_status fp_fuse(const fp_graph *g, const fp_fusion_params *prm, fp_plan *out,
                   fp_error *err);
 

@@ -7,6 +7,7 @@
  * plan of T steps over a graph of B buffers and R reads costs O(T + B + R).
  */
 #include "model/eval.h"
+#include "model/args.h"
 #include "model/peak_bound.h"
 
 #include <stdlib.h>
@@ -120,8 +121,19 @@ static fp_status check_into(const fp_graph *g, const fp_plan *p, int32_t k,
   return st;
 }
 
+/* FP_EARG unless g is finalized and p is given (the entry points). */
+static fp_status check_args(const fp_graph *g, const fp_plan *p, const char *fn,
+                            fp_error *err) {
+  if (fp_arg_graph(g, fn, err) != FP_OK ||
+      fp_arg_ptr(p, fn, "the plan", err) != FP_OK)
+    return FP_EARG;
+  return FP_OK;
+}
+
 fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
                         int32_t max_fusion_size, fp_error *err) {
+  if (check_args(g, p, "plan check", err) != FP_OK)
+    return FP_EARG;
   int32_t *step = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *step);
   if (!step)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -238,6 +250,9 @@ static int32_t count_buffers(const fp_graph *g, int32_t steps, eval_work *w) {
 fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
                          int32_t max_fusion_size, fp_metrics *out,
                          fp_step *timeline, fp_error *err) {
+  if (check_args(g, p, "plan eval", err) != FP_OK ||
+      fp_arg_ptr(out, "plan eval", "the metrics", err) != FP_OK)
+    return FP_EARG;
   int32_t steps = fp_plan_group_count(p);
   eval_work w;
   if (work_alloc(&w, (size_t)fp_graph_node_count(g),
@@ -379,16 +394,25 @@ static fp_status traffic_only(const fp_graph *g, uint64_t *per_buffer,
 
 fp_status fp_graph_traffic_bound(const fp_graph *g, uint64_t *out,
                                  fp_error *err) {
+  if (fp_arg_graph(g, "traffic bound", err) != FP_OK ||
+      fp_arg_ptr(out, "traffic bound", "out", err) != FP_OK)
+    return FP_EARG;
   return traffic_only(g, NULL, out, err);
 }
 
 fp_status fp_graph_buffer_traffic_bounds(const fp_graph *g,
                                          uint64_t *per_buffer, fp_error *err) {
   uint64_t total;
+  if (fp_arg_graph(g, "traffic bounds", err) != FP_OK ||
+      fp_arg_ptr(per_buffer, "traffic bounds", "per_buffer", err) != FP_OK)
+    return FP_EARG;
   return traffic_only(g, per_buffer, &total, err);
 }
 
 fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err) {
+  if (fp_arg_graph(g, "bounds", err) != FP_OK ||
+      fp_arg_ptr(out, "bounds", "out", err) != FP_OK)
+    return FP_EARG;
   size_t nb = (size_t)fp_graph_buffer_count(g) + 1;
   bool *must = calloc(nb, sizeof *must);
   int32_t *stamp = malloc(nb * sizeof *stamp);

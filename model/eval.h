@@ -43,14 +43,16 @@ typedef struct fp_step {
  * empty group; extern alone; pairwise compatible; not unfusible; at most
  * `max_fusion_size` nodes per group, where 0 means the graph's own value;
  * dependency order).  Returns FP_OK, or FP_EILLEGAL with a message naming
- * the first violation (group index and node names), or FP_ENOMEM. */
+ * the first violation (group index and node names), or FP_ENOMEM.
+ * FP_EARG when g is NULL or not finalized, or p is NULL. */
 fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
                         int32_t max_fusion_size, fp_error *err);
 
 /* Checks the plan (as fp_plan_check with the graph's max_fusion_size) and
  * evaluates it.  `out` is filled on success; `timeline`, if non-NULL, must
  * hold fp_plan_group_count(p) entries and gets the per-step figures.
- * Fails with FP_EILLEGAL (see fp_plan_check) or FP_ENOMEM. */
+ * Fails with FP_EILLEGAL (see fp_plan_check) or FP_ENOMEM; FP_EARG as
+ * fp_plan_check, or when out is NULL. */
 fp_status fp_plan_eval(const fp_graph *g, const fp_plan *p, fp_metrics *out,
                        fp_step *timeline, fp_error *err);
 
@@ -74,7 +76,9 @@ typedef struct fp_bounds {
   uint64_t peak_bytes;
 } fp_bounds;
 
-/* Computes fp_bounds for a finalized graph.  FP_ENOMEM on failure. */
+/* Computes fp_bounds for a finalized graph.  FP_ENOMEM on failure; FP_EARG
+ * when g is NULL or not finalized or out is NULL (so too the two traffic
+ * bounds below). */
 fp_status fp_graph_bounds(const fp_graph *g, fp_bounds *out, fp_error *err);
 
 /* fp_bounds' traffic_bytes alone, into *out: a fraction of the cost (the

@@ -9,7 +9,6 @@
  */
 #include "model/graph.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +43,8 @@ const char *fp_op_name(fp_op_fn fn) {
 }
 
 int fp_op_parse(const char *s) {
+  if (!s)
+    return -1;
   for (int i = 1; i < FP_OP_COUNT_; i++)
     if (strcmp(s, op_table[i].name) == 0)
       return i;
@@ -62,6 +63,8 @@ int fp_index_parse(const char *s) {
 }
 
 void fp_op_init(fp_op *op) {
+  if (!op)
+    return;
   memset(op, 0, sizeof *op);
   op->fn = FP_OP_NONE;
   op->alpha = 1.0;
@@ -136,7 +139,10 @@ void fp_graph_destroy(fp_graph *g) {
   free(g);
 }
 
+/* FP_EARG unless g is a graph still open for building. */
 static fp_status check_building(const fp_graph *g, fp_error *err) {
+  if (!g)
+    return fp_error_set(err, FP_EARG, "graph: NULL graph");
   if (g->finalized)
     return fp_error_set(err, FP_EARG, "graph is already finalized");
   return FP_OK;
@@ -164,6 +170,8 @@ fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err) {
 }
 
 fp_status fp_graph_rename(fp_graph *g, const char *name, fp_error *err) {
+  if (!g)
+    return fp_error_set(err, FP_EARG, "graph: NULL graph");
   char *s = dup_str(name ? name : "");
   if (!s)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
@@ -259,10 +267,14 @@ int32_t fp_graph_add_buffer(fp_graph *g, const char *name, uint64_t bytes,
 }
 
 int32_t fp_graph_find_buffer(const fp_graph *g, const char *name) {
+  if (!g || !name)
+    return -1;
   return fp_strmap_get(&g->buffer_map, name);
 }
 
 int32_t fp_graph_find_node(const fp_graph *g, const char *name) {
+  if (!g || !name)
+    return -1;
   return fp_strmap_get(&g->node_map, name);
 }
 
@@ -470,14 +482,22 @@ static fp_status reserve_node(fp_graph *g, const fp_node_spec *s,
 }
 
 int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *s, fp_error *err) {
+  if (!s || check_building(g, err) != FP_OK) {
+    if (!s)
+      fp_error_set(err, FP_EARG, "graph: NULL node spec");
+    return -1;
+  }
   const char *label = s->name ? s->name : "";
   fp_node_spec spec = *s;
   uint64_t read_sum;
   spec.name = label;
   if (check_building(g, err) != FP_OK)
     return -1;
-  if (spec.n_reads < 0 || spec.n_writes < 0) {
-    fp_error_set(err, FP_EARG, "node '%s': negative list length", label);
+  if (spec.n_reads < 0 || spec.n_writes < 0 ||
+      (spec.n_reads > 0 && !spec.reads) ||
+      (spec.n_writes > 0 && !spec.writes)) {
+    fp_error_set(err, FP_EARG, "node '%s': negative list length or NULL list",
+                 label);
     return -1;
   }
   if (check_iter(&spec, err) != FP_OK || check_reads(g, &spec, err) != FP_OK ||
@@ -565,8 +585,8 @@ static fp_status copy_node(fp_graph *c, const fp_graph *g, int32_t v,
 fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
   fp_error local; /* copy_node reads err->code */
   err = err ? err : &local;
-  if (!g->finalized) {
-    fp_error_set(err, FP_EARG, "copy: the graph is not finalized");
+  if (!g || !g->finalized) {
+    fp_error_set(err, FP_EARG, "copy: the graph is NULL or not finalized");
     return NULL;
   }
   fp_graph *c = fp_graph_create(g->name);
@@ -687,59 +707,61 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* The accessors answer NULL, 0, -1 or false for a NULL graph or an index
+ * out of range (graph.h), so a bad argument is never a crash. */
 const char *fp_graph_name(const fp_graph *g) {
-  return g->name;
+  return g ? g->name : NULL;
 }
 const char *fp_graph_source(const fp_graph *g) {
-  return g->source;
+  return g ? g->source : NULL;
 }
 int32_t fp_graph_node_count(const fp_graph *g) {
-  return g->n_nodes;
+  return g ? g->n_nodes : 0;
 }
 int32_t fp_graph_buffer_count(const fp_graph *g) {
-  return g->n_buffers;
+  return g ? g->n_buffers : 0;
 }
 int32_t fp_graph_output_count(const fp_graph *g) {
-  return g->n_outputs;
+  return g ? g->n_outputs : 0;
 }
 int32_t fp_graph_max_fusion_size(const fp_graph *g) {
-  return g->max_fusion_size;
+  return g ? g->max_fusion_size : 0;
 }
 bool fp_graph_is_finalized(const fp_graph *g) {
-  return g->finalized;
+  return g && g->finalized;
 }
 uint64_t fp_graph_resident_bytes(const fp_graph *g) {
-  return g->resident_bytes;
+  return g ? g->resident_bytes : 0;
 }
 
 int32_t fp_graph_output(const fp_graph *g, int32_t i) {
-  assert(i >= 0 && i < g->n_outputs);
-  return g->outputs[i];
+  return g && i >= 0 && i < g->n_outputs ? g->outputs[i] : -1;
 }
 
 const fp_node *fp_graph_node(const fp_graph *g, int32_t v) {
-  assert(g->finalized && v >= 0 && v < g->n_nodes);
-  return &g->nodes[v];
+  return g && g->finalized && v >= 0 && v < g->n_nodes ? &g->nodes[v] : NULL;
 }
 
 const fp_buffer *fp_graph_buffer(const fp_graph *g, int32_t b) {
-  assert(g->finalized && b >= 0 && b < g->n_buffers);
-  return &g->buffers[b];
+  return g && g->finalized && b >= 0 && b < g->n_buffers ? &g->buffers[b]
+                                                         : NULL;
 }
 
 int32_t fp_graph_unfusible_count(const fp_graph *g) {
-  return g->n_unfusible;
+  return g ? g->n_unfusible : 0;
 }
 
 void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
                              int32_t *v) {
-  assert(i >= 0 && i < g->n_unfusible);
-  *u = g->unfusible[i].u;
-  *v = g->unfusible[i].v;
+  int ok = g && i >= 0 && i < g->n_unfusible;
+  if (u)
+    *u = ok ? g->unfusible[i].u : -1;
+  if (v)
+    *v = ok ? g->unfusible[i].v : -1;
 }
 
 bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v) {
-  if (g->n_unfusible == 0)
+  if (!g || g->n_unfusible == 0)
     return false;
   fp_pair key = {u < v ? u : v, u < v ? v : u};
   return bsearch(&key, g->unfusible, (size_t)g->n_unfusible,
@@ -747,6 +769,8 @@ bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v) {
 }
 
 bool fp_iter_compatible(const fp_node *a, const fp_node *b) {
+  if (!a || !b)
+    return false;
   if (a->kind == FP_KIND_EXTERN || b->kind == FP_KIND_EXTERN)
     return false;
   bool ok = a->numel == b->numel && a->rnumel == b->rnumel;
@@ -760,6 +784,8 @@ bool fp_iter_compatible(const fp_node *a, const fp_node *b) {
 }
 
 bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {
+  if (!g || u < 0 || v < 0 || u >= g->n_nodes || v >= g->n_nodes)
+    return false;
   return u != v && fp_iter_compatible(&g->nodes[u], &g->nodes[v]) &&
          !fp_graph_is_unfusible(g, u, v);
 }

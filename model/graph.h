@@ -218,11 +218,14 @@ int32_t fp_graph_max_fusion_size(const fp_graph *g);
 bool fp_graph_is_finalized(const fp_graph *g);
 
 /* Node / buffer views; the pointers stay valid until the graph is
- * destroyed.  Indices must be in range (checked by assert only). */
+ * destroyed.  NULL for an index out of range, a NULL graph or one not yet
+ * finalized.  The other accessors answer NULL, 0, -1 (fp_graph_output) or
+ * false for a NULL graph or an index out of range. */
 const fp_node *fp_graph_node(const fp_graph *g, int32_t v);
 const fp_buffer *fp_graph_buffer(const fp_graph *g, int32_t b);
 
-/* Unfusible pairs, each once, as (u < v), sorted. */
+/* Unfusible pairs, each once, as (u < v), sorted; pair i out of range
+ * gives u = v = -1 (u or v may be NULL). */
 int32_t fp_graph_unfusible_count(const fp_graph *g);
 void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
                              int32_t *v);
@@ -244,7 +247,8 @@ bool fp_iter_compatible(const fp_node *a, const fp_node *b);
  * non-freeable inputs, and freeable inputs that are graph outputs. */
 uint64_t fp_graph_resident_bytes(const fp_graph *g);
 
-/* Names of kinds / ops / index modes, and their parsers (-1 if unknown). */
+/* Names of kinds / ops / index modes ("unknown" outside the list), and
+ * their parsers (-1 if unknown or NULL). */
 const char *fp_kind_name(fp_kind k);
 int fp_kind_parse(const char *s);
 const char *fp_op_name(fp_op_fn fn);
@@ -252,7 +256,7 @@ int fp_op_parse(const char *s);
 const char *fp_index_name(fp_index ix);
 int fp_index_parse(const char *s);
 
-/* Fills `op` with defaults (FP_OP_NONE, alpha 1). */
+/* Fills `op` with defaults (FP_OP_NONE, alpha 1); NULL is a no-op. */
 void fp_op_init(fp_op *op);
 
 #endif /* FP_GRAPH_H */

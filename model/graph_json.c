@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/graph_internal.h"
 #include "model/io.h"
 #include "model/json.h"
@@ -440,6 +441,9 @@ fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
   top T;
   fp_status st;
   memset(&T, 0, sizeof T);
+  if (fp_arg_ptr(out, L.src, "out", err) != FP_OK ||
+      (!data && len > 0 && fp_arg_ptr(data, L.src, "data", err) != FP_OK))
+    return FP_EARG;
   *out = NULL;
   if ((st = load_top(&L, data, len, &T)) || (st = load_header(&L, &T)) ||
       (st = load_array(&L, &T, M_BUFFERS, load_buffer)) ||
@@ -464,6 +468,8 @@ fail:
 fp_status fp_graph_load_file(const char *path, fp_graph **out, fp_error *err) {
   char *data;
   size_t len;
+  if (fp_arg_ptr(out, "graph load", "out", err) != FP_OK)
+    return FP_EARG;
   *out = NULL;
   fp_status st = fp_file_read_all(path, &data, &len, err);
   if (st != FP_OK)
@@ -587,6 +593,8 @@ static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
 }
 
 char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
+  if (fp_arg_graph(g, "graph write", err) != FP_OK)
+    return NULL;
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
   fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": 1,%s", nl);
@@ -614,9 +622,13 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
 
 fp_status fp_graph_save_file(const fp_graph *g, const char *path,
                              fp_error *err) {
+  fp_error local;
+  err = err ? err : &local;
+  if (fp_arg_ptr(path, "graph write", "the path", err) != FP_OK)
+    return FP_EARG;
   char *s = fp_graph_to_json(g, 1, err);
   if (!s)
-    return FP_ENOMEM;
+    return err->code;
   fp_status st = fp_file_write_atomic(path, s, strlen(s), err);
   free(s);
   return st;

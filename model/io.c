@@ -3,6 +3,7 @@
  * output writes (atomic for regular files, in place for devices).
  */
 #include "model/io.h"
+#include "model/args.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,8 @@
 #include <zlib.h>
 
 int fp_path_has_suffix(const char *path, const char *suffix) {
+  if (!path || !suffix)
+    return 0;
   size_t n = strlen(path), m = strlen(suffix);
   return n >= m && strcmp(path + n - m, suffix) == 0;
 }
@@ -228,8 +231,13 @@ static fp_status read_fd(reader *r) {
 
 fp_status fp_file_read_all(const char *path, char **data, size_t *len,
                            fp_error *err) {
+  if (fp_arg_ptr(data, "read", "data", err) != FP_OK ||
+      fp_arg_ptr(len, "read", "len", err) != FP_OK)
+    return FP_EARG;
   *data = NULL;
   *len = 0;
+  if (fp_arg_ptr(path, "read", "the path", err) != FP_OK)
+    return FP_EARG;
   uint64_t lim = fp_max_input_bytes();
   reader r = {.path = path, .fd = 0, .err = err};
   r.limit = lim > SIZE_MAX - 2 ? SIZE_MAX - 2 : (size_t)lim;
@@ -471,6 +479,9 @@ done:
 
 fp_status fp_file_write_atomic(const char *path, const void *data, size_t len,
                                fp_error *err) {
+  if (fp_arg_ptr(path, "write", "the path", err) != FP_OK ||
+      (!data && len > 0 && fp_arg_ptr(data, path, "data", err) != FP_OK))
+    return FP_EARG;
   if (strcmp(path, "-") == 0) {
     if (write_fully(1, data, len) != 0)
       return fp_error_set(err, FP_EIO, "standard output: %s", strerror(errno));

@@ -28,7 +28,9 @@ fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
 fp_status fp_graph_load_file(const char *path, fp_graph **out, fp_error *err);
 
 /* Serializes a finalized graph into a fresh string (free with free()).
- * `pretty` selects indented output.  NULL on FP_ENOMEM. */
+ * `pretty` selects indented output.  NULL on FP_ENOMEM, or FP_EARG when g
+ * is NULL or not finalized.  The loaders and savers here answer FP_EARG
+ * for a NULL out, path or graph, or a graph not finalized. */
 char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err);
 
 /* Writes a graph file atomically (gzip when the name ends in .gz). */
@@ -44,7 +46,9 @@ fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
 fp_status fp_plan_load_file(const char *path, const fp_graph *g, fp_plan **out,
                             fp_error *err);
 
-/* Serializes a plan; `metrics` (may be NULL) is written as "metrics". */
+/* Serializes a plan; `metrics` (may be NULL) is written as "metrics".
+ * NULL with FP_EARG when p is NULL, g is NULL or not finalized, or an entry
+ * of p is not a node of g; FP_ENOMEM.  fp_plan_save_file fails alike. */
 char *fp_plan_to_json(const fp_plan *p, const fp_graph *g,
                       const fp_metrics *metrics, int pretty, fp_error *err);
 

@@ -11,6 +11,8 @@
 
 /* Fills every field with its default. */
 void fp_limits_init(fp_limits *lim) {
+  if (!lim)
+    return;
   lim->peak = FP_LIMITS_DEFAULT_PEAK;
   lim->traffic = FP_LIMITS_DEFAULT_TRAFFIC;
   lim->max_fusion_size = FP_LIMITS_DEFAULT_FUSION;
@@ -29,13 +31,15 @@ fp_status fp_limits_check(const fp_limits *lim, const char *who,
 
 /* lim->peak with the eager stand-in replaced. */
 uint64_t fp_limits_peak_cap(const fp_limits *lim, uint64_t eager_peak) {
+  if (!lim)
+    return eager_peak; /* the default limit */
   return lim->peak == FP_LIMITS_PEAK_EAGER ? eager_peak : lim->peak;
 }
 
 /* lim->max_fusion_size with the graph's stand-in replaced. */
 int32_t fp_limits_fusion_size(const fp_limits *lim, const fp_graph *g) {
-  return lim->max_fusion_size > 0 ? lim->max_fusion_size
-                                  : fp_graph_max_fusion_size(g);
+  return lim && lim->max_fusion_size > 0 ? lim->max_fusion_size
+                                         : fp_graph_max_fusion_size(g);
 }
 
 /* A decimal integer at the start of s (a digit first, no sign or space)
@@ -61,6 +65,8 @@ fp_status fp_limits_parse_bytes(const char *text, uint64_t *out,
                                 fp_error *err) {
   unsigned long long v;
   char *end;
+  if (!out)
+    return fp_error_set(err, FP_EARG, "byte count: NULL output");
   if (leading_uint(text, &v, &end) == 0)
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
       if (strcmp(end, units[i].suffix) != 0)
@@ -79,6 +85,8 @@ fp_status fp_limits_parse_peak(const char *text, fp_peak_spec *out,
                                fp_error *err) {
   unsigned long long v;
   char *end;
+  if (!out)
+    return fp_error_set(err, FP_EARG, "peak limit: NULL output");
   if (text && strcmp(text, "eager") == 0) {
     *out = (fp_peak_spec){FP_PEAK_EAGER, 0};
     return FP_OK;

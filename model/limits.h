@@ -41,7 +41,7 @@ typedef struct fp_limits {
                               only lower */
 } fp_limits;
 
-/* Fills *lim with the defaults above. */
+/* Fills *lim with the defaults above; NULL is a no-op. */
 void fp_limits_init(fp_limits *lim);
 
 /* FP_OK, or FP_EARG for NULL or a negative max_fusion_size, the message
@@ -49,11 +49,12 @@ void fp_limits_init(fp_limits *lim);
 fp_status fp_limits_check(const fp_limits *lim, const char *who, fp_error *err);
 
 /* The peak limit in bytes: lim->peak, or eager_peak where it says
- * FP_LIMITS_PEAK_EAGER (FP_NO_LIMIT stays FP_NO_LIMIT). */
+ * FP_LIMITS_PEAK_EAGER (FP_NO_LIMIT stays FP_NO_LIMIT); eager_peak, the
+ * default, for a NULL lim. */
 uint64_t fp_limits_peak_cap(const fp_limits *lim, uint64_t eager_peak);
 
 /* The largest group allowed in g: lim->max_fusion_size, or g's own where
- * it is FP_LIMITS_GRAPH_FUSION. */
+ * it is FP_LIMITS_GRAPH_FUSION or lim is NULL (0 for a NULL g). */
 int32_t fp_limits_fusion_size(const fp_limits *lim, const fp_graph *g);
 
 /* Parses a byte count: decimal digits and an optional unit, one of B,

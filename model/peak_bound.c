@@ -39,6 +39,8 @@
 
 #include "model/peak_bound.h"
 
+#include "model/args.h"
+
 #include "model/flow.h"
 
 /* Past these sizes the bit matrices (3 n^2 / 8 bytes) or the bit tests cost
@@ -757,6 +759,9 @@ static bool node_rule_affordable(const fp_graph *g) {
 
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err) {
+  if (fp_arg_graph(g, "peak bound", err) != FP_OK ||
+      fp_arg_ptr(out, "peak bound", "out", err) != FP_OK)
+    return FP_EARG;
   uint64_t resident = fp_graph_resident_bytes(g);
   int32_t n = fp_graph_node_count(g);
   *out = floor_bytes > resident ? floor_bytes : resident;
@@ -1120,8 +1125,13 @@ static fp_graph *pc_restricted(const fp_graph *g, const pc_pair *pairs,
 fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
                            uint64_t limit, fp_graph **out, int32_t *n_pairs,
                            fp_error *err) {
+  if (fp_arg_ptr(out, "peak restrict", "out", err) != FP_OK ||
+      fp_arg_ptr(n_pairs, "peak restrict", "n_pairs", err) != FP_OK)
+    return FP_EARG;
   *out = NULL;
   *n_pairs = 0;
+  if (fp_arg_graph(g, "peak restrict", err) != FP_OK)
+    return FP_EARG;
   if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE)
     return FP_OK;
   fp_graph *owned = NULL; /* the restricted graph so far */

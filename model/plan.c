@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/graph_internal.h"
 
 struct fp_plan {
@@ -25,6 +26,8 @@ struct fp_plan {
 static const fp_plan_claims no_claims = {NAN, NAN, NAN};
 
 void fp_solver_info_init(fp_solver_info *info) {
+  if (!info)
+    return;
   memset(info, 0, sizeof *info);
   info->objective = NAN;
   info->bound = NAN;
@@ -63,7 +66,23 @@ void fp_plan_destroy(fp_plan *p) {
   free(p);
 }
 
+/* FP_EARG naming `what` when p is NULL. */
+static fp_status check_plan(const fp_plan *p, const char *what, fp_error *err) {
+  return p ? FP_OK : fp_error_set(err, FP_EARG, "%s: NULL plan", what);
+}
+
+/* FP_EARG unless 0 <= v < FP_MAX_ITEMS: a plan does not know its graph,
+ * but no graph has a node outside that range. */
+static fp_status check_node_id(int32_t v, fp_error *err) {
+  if (v < 0 || v >= FP_MAX_ITEMS)
+    return fp_error_set(err, FP_EARG, "plan: node index %ld out of range",
+                        (long)v);
+  return FP_OK;
+}
+
 fp_status fp_plan_open_group(fp_plan *p, fp_error *err) {
+  if (check_plan(p, "plan", err) != FP_OK)
+    return FP_EARG;
   if (fp_grow_array((void **)&p->group_off, &p->cap_groups,
                     (int64_t)p->n_groups + 2, sizeof *p->group_off) != 0)
     return fp_error_set(err, FP_ENOMEM, "plan: out of memory");
@@ -73,6 +92,8 @@ fp_status fp_plan_open_group(fp_plan *p, fp_error *err) {
 }
 
 fp_status fp_plan_append_node(fp_plan *p, int32_t v, fp_error *err) {
+  if (check_plan(p, "plan", err) != FP_OK || check_node_id(v, err) != FP_OK)
+    return FP_EARG;
   if (p->n_groups == 0 && fp_plan_open_group(p, err) != FP_OK)
     return FP_ENOMEM;
   if (fp_grow_array((void **)&p->nodes, &p->cap_nodes, (int64_t)p->n_nodes + 1,
@@ -85,8 +106,15 @@ fp_status fp_plan_append_node(fp_plan *p, int32_t v, fp_error *err) {
 
 fp_status fp_plan_add_group(fp_plan *p, const int32_t *nodes, int32_t n,
                             fp_error *err) {
-  if (n < 0)
-    return fp_error_set(err, FP_EARG, "plan: negative group size");
+  if (check_plan(p, "plan", err) != FP_OK)
+    return FP_EARG;
+  if (n < 0 || (n > 0 && !nodes))
+    return fp_error_set(err, FP_EARG,
+                        "plan: negative group size or NULL "
+                        "nodes");
+  for (int32_t i = 0; i < n; i++)
+    if (check_node_id(nodes[i], err) != FP_OK)
+      return FP_EARG;
   if ((int64_t)p->n_nodes + n > FP_MAX_ITEMS)
     return fp_error_set(err, FP_ELIMIT, "plan: too many entries");
   if (fp_grow_array((void **)&p->nodes, &p->cap_nodes, (int64_t)p->n_nodes + n,
@@ -101,12 +129,16 @@ fp_status fp_plan_add_group(fp_plan *p, const int32_t *nodes, int32_t n,
 }
 
 void fp_plan_clear(fp_plan *p) {
+  if (!p)
+    return;
   p->n_groups = 0;
   p->n_nodes = 0;
   p->group_off[0] = 0;
 }
 
 fp_status fp_plan_copy(fp_plan *dst, const fp_plan *src, fp_error *err) {
+  if (!dst || !src)
+    return fp_error_set(err, FP_EARG, "plan copy: NULL plan");
   if (dst == src)
     return FP_OK;
   if (fp_grow_array((void **)&dst->group_off, &dst->cap_groups,
@@ -127,22 +159,30 @@ fp_status fp_plan_copy(fp_plan *dst, const fp_plan *src, fp_error *err) {
 }
 
 int32_t fp_plan_group_count(const fp_plan *p) {
-  return p->n_groups;
+  return p ? p->n_groups : 0;
 }
 int32_t fp_plan_entry_count(const fp_plan *p) {
-  return p->n_nodes;
+  return p ? p->n_nodes : 0;
 }
 
 const int32_t *fp_plan_group(const fp_plan *p, int32_t i, int32_t *n) {
-  *n = p->group_off[i + 1] - p->group_off[i];
+  if (!p || i < 0 || i >= p->n_groups) {
+    if (n)
+      *n = 0;
+    return NULL;
+  }
+  if (n)
+    *n = p->group_off[i + 1] - p->group_off[i];
   return p->nodes ? p->nodes + p->group_off[i] : NULL; /* no entries yet */
 }
 
 const char *fp_plan_graph_name(const fp_plan *p) {
-  return p->graph_name;
+  return p ? p->graph_name : NULL;
 }
 
 fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err) {
+  if (check_plan(p, "plan", err) != FP_OK)
+    return FP_EARG;
   size_t n = strlen(name ? name : "") + 1;
   char *s = malloc(n);
   if (!s)
@@ -154,21 +194,25 @@ fp_status fp_plan_set_graph_name(fp_plan *p, const char *name, fp_error *err) {
 }
 
 const fp_plan_claims *fp_plan_claims_get(const fp_plan *p) {
-  return &p->claims;
+  return p ? &p->claims : NULL;
 }
 
 void fp_plan_claims_set(fp_plan *p, const fp_plan_claims *c) {
-  p->claims = c ? *c : no_claims;
+  if (p)
+    p->claims = c ? *c : no_claims;
 }
 
 fp_solver_info *fp_plan_solver(fp_plan *p) {
-  return &p->solver;
+  return p ? &p->solver : NULL;
 }
 const fp_solver_info *fp_plan_solver_const(const fp_plan *p) {
-  return &p->solver;
+  return p ? &p->solver : NULL;
 }
 
 fp_status fp_plan_make_eager(fp_plan *p, const fp_graph *g, fp_error *err) {
+  if (check_plan(p, "eager plan", err) != FP_OK ||
+      fp_arg_graph(g, "eager plan", err) != FP_OK)
+    return FP_EARG;
   int32_t n = fp_graph_node_count(g);
   fp_plan_clear(p);
   if (fp_grow_array((void **)&p->group_off, &p->cap_groups, (int64_t)n + 1,

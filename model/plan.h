@@ -52,12 +52,16 @@ fp_plan *fp_plan_create(void);
 void fp_plan_destroy(fp_plan *p);
 
 /* Appends a group of `n` node indices (copied).  n may be 0 (an empty group
- * is representable, and illegal).  FP_ENOMEM, or FP_ELIMIT past
- * FP_MAX_ITEMS entries. */
+ * is representable, and illegal).  FP_EARG for a NULL plan, n < 0, nodes
+ * NULL with n > 0, or an index outside 0 .. FP_MAX_ITEMS - 1 (the plan
+ * does not know its graph: indices past the graph's nodes are refused by
+ * fp_plan_check, fp_plan_eval and the writers of json.h); FP_ENOMEM, or
+ * FP_ELIMIT past FP_MAX_ITEMS entries. */
 fp_status fp_plan_add_group(fp_plan *p, const int32_t *nodes, int32_t n,
                             fp_error *err);
 
-/* Appends node v to the last group (opening one if there is none). */
+/* Appends node v to the last group (opening one if there is none).
+ * FP_EARG as fp_plan_add_group, FP_ENOMEM. */
 fp_status fp_plan_append_node(fp_plan *p, int32_t v, fp_error *err);
 
 /* Starts a new, empty group at the end. */
@@ -72,7 +76,9 @@ fp_status fp_plan_copy(fp_plan *dst, const fp_plan *src, fp_error *err);
 int32_t fp_plan_group_count(const fp_plan *p);
 /* Total node entries over all groups (counts repeats). */
 int32_t fp_plan_entry_count(const fp_plan *p);
-/* The nodes of group i and, in *n, how many. */
+/* The nodes of group i and, in *n, how many (n may be NULL).  NULL with
+ * *n = 0 for a NULL plan or i out of range.  The other accessors answer
+ * NULL or 0 for a NULL plan. */
 const int32_t *fp_plan_group(const fp_plan *p, int32_t i, int32_t *n);
 
 /* The graph name recorded in the plan file ("" when unset). */
@@ -87,7 +93,8 @@ const fp_plan_claims *fp_plan_claims_get(const fp_plan *p);
 void fp_plan_claims_set(fp_plan *p, const fp_plan_claims *c);
 
 /* Builds the eager plan of `g` (every node alone, listed order) into p,
- * replacing its groups.  Sets solver.method = "eager". */
+ * replacing its groups.  Sets solver.method = "eager".  FP_EARG for a NULL
+ * plan or a graph that is NULL or not finalized; FP_ENOMEM. */
 fp_status fp_plan_make_eager(fp_plan *p, const fp_graph *g, fp_error *err);
 
 #endif /* FP_PLAN_H */

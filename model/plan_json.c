@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/io.h"
 #include "model/json.h"
 #include "model/json_util.h"
@@ -138,7 +139,12 @@ static fp_status load_plan(const cJSON *root, const char *src,
 fp_status fp_plan_load_buffer(const char *data, size_t len, const char *source,
                               const fp_graph *g, fp_plan **out, fp_error *err) {
   const char *src = source ? source : "<plan>";
+  if (fp_arg_ptr(out, src, "out", err) != FP_OK)
+    return FP_EARG;
   *out = NULL;
+  if (fp_arg_graph(g, src, err) != FP_OK ||
+      (!data && len > 0 && fp_arg_ptr(data, src, "data", err) != FP_OK))
+    return FP_EARG;
   fp_json_doc doc;
   fp_status st = fp_json_parse(data, len, src, &doc, err);
   fp_plan *p = NULL;
@@ -160,7 +166,11 @@ fp_status fp_plan_load_file(const char *path, const fp_graph *g, fp_plan **out,
                             fp_error *err) {
   char *data;
   size_t len;
+  if (fp_arg_ptr(out, "plan load", "out", err) != FP_OK)
+    return FP_EARG;
   *out = NULL;
+  if (fp_arg_graph(g, "plan load", err) != FP_OK)
+    return FP_EARG;
   fp_status st = fp_file_read_all(path, &data, &len, err);
   if (st != FP_OK)
     return st;
@@ -223,8 +233,30 @@ static void write_metrics(fp_jbuf *b, const fp_metrics *m) {
   fp_jbuf_puts(b, "}");
 }
 
+/* FP_EARG unless g is finalized and every entry of p is one of its nodes
+ * (a plan is only a container: fp_plan_add_group cannot know the graph). */
+static fp_status check_writable(const fp_plan *p, const fp_graph *g,
+                                fp_error *err) {
+  if (fp_arg_ptr(p, "plan write", "the plan", err) != FP_OK ||
+      fp_arg_graph(g, "plan write", err) != FP_OK)
+    return FP_EARG;
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      if (!fp_graph_node(g, grp[i]))
+        return fp_error_set(err, FP_EARG,
+                            "plan write: group %ld: node index %ld is not a "
+                            "node of graph '%s'",
+                            (long)t, (long)grp[i], fp_graph_name(g));
+  }
+  return FP_OK;
+}
+
 char *fp_plan_to_json(const fp_plan *p, const fp_graph *g,
                       const fp_metrics *metrics, int pretty, fp_error *err) {
+  if (check_writable(p, g, err) != FP_OK)
+    return NULL;
   fp_jbuf b = {0};
   const char *sep = pretty ? ",\n  " : ", ";
   fp_jbuf_puts(&b, "{\"format\": \"fuseplan.plan\", \"version\": 1, "
@@ -258,9 +290,13 @@ char *fp_plan_to_json(const fp_plan *p, const fp_graph *g,
 fp_status fp_plan_save_file(const fp_plan *p, const fp_graph *g,
                             const fp_metrics *metrics, const char *path,
                             fp_error *err) {
+  fp_error local;
+  err = err ? err : &local;
+  if (fp_arg_ptr(path, "plan write", "the path", err) != FP_OK)
+    return FP_EARG;
   char *s = fp_plan_to_json(p, g, metrics, 1, err);
   if (!s)
-    return FP_ENOMEM;
+    return err->code;
   fp_status st = fp_file_write_atomic(path, s, strlen(s), err);
   free(s);
   return st;

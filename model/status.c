@@ -62,7 +62,10 @@ static void escape_controls(char *msg, size_t cap) {
 }
 
 fp_status fp_error_set(fp_error *err, fp_status code, const char *fmt, ...) {
-  if (err) {
+  if (err && !fmt) { /* no message given: the status's own string */
+    err->code = code;
+    snprintf(err->msg, sizeof err->msg, "%s", fp_status_str(code));
+  } else if (err) {
     va_list ap;
     err->code = code;
     va_start(ap, fmt);

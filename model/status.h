@@ -43,6 +43,15 @@ typedef struct fp_error {
   char msg[FP_ERROR_MSG_MAX];
 } fp_error;
 
+/* Bad arguments, in every public function of fuseplan: a NULL pointer the
+ * function needs, a graph that is not finalized where it needs one, an
+ * index or size out of range, or a NaN or negative time is answered, never
+ * a crash: a function returning fp_status returns FP_EARG (and fills err,
+ * when given, with a one-line message naming the function and the
+ * argument); an accessor returns NULL, 0, -1 or false; a void function
+ * does nothing; *_destroy(NULL) is a no-op.  tests/model/test_api_contract.c
+ * holds every exported function to this. */
+
 /* Returns the fixed string for a status ("out of memory"); never NULL,
  * "unknown status" for values outside the list. */
 const char *fp_status_str(fp_status s);
@@ -51,8 +60,8 @@ const char *fp_status_str(fp_status s);
 const char *fp_status_name(fp_status s);
 
 /* Fills `err` (if non-NULL) with `code` and a printf-formatted message,
- * truncated to fit.  Returns `code` so callers can write
- * `return fp_error_set(err, FP_EINPUT, "...")`. */
+ * truncated to fit (fmt NULL: the status's own string).  Returns `code` so
+ * callers can write `return fp_error_set(err, FP_EINPUT, "...")`. */
 fp_status fp_error_set(fp_error *err, fp_status code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/peak_bound.h"
 #include "model/util.h"
 #include "solver/cluster_graph.h"
@@ -398,6 +399,16 @@ fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
 fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
                          double time_s, double *bound, fp_error *err) {
   fp_graph *rg = NULL;
+  /* Checked here, at the entry point, as glp_intopt checks its glp_iocp. */
+  if (fp_arg_graph(g, "lower bound", err) != FP_OK ||
+      fp_arg_ptr(bound, "lower bound", "bound", err) != FP_OK)
+    return FP_EARG;
+  if (fp_ilp_params_check(prm, err) != FP_OK)
+    return FP_EARG;
+  if (!isfinite(time_s) || time_s < 0)
+    return fp_error_set(err, FP_EARG,
+                        "lower bound: time_s must be finite and >= 0, got %g",
+                        time_s);
   fp_status st = time_s > 0 ? solver_peak_restricted(g, prm, &rg, err) : FP_OK;
   double share = rg ? time_s / 2 : time_s, b = -HUGE_VAL;
   if (st == FP_OK)

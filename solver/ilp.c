@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/mip.h"
@@ -411,6 +412,9 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
                        fp_plan *out, fp_metrics *m, fp_error *err) {
   fp_metrics local_m, *mm = m ? m : &local_m;
   double t0 = fp_clock_now();
+  if (fp_arg_graph(g, "ilp", err) != FP_OK ||
+      fp_arg_ptr(out, "ilp", "the plan", err) != FP_OK)
+    return FP_EARG;
   fp_status st = solve_level(g, prm, out, mm, err);
   if (st != FP_OK)
     return st;

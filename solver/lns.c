@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "heuristics/heuristics.h"
+#include "model/args.h"
 #include "model/util.h"
 #include "solver/ilp_internal.h"
 #include "solver/least_traffic.h"
@@ -1001,6 +1002,9 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
   fp_status st = fp_ilp_params_check(prm, err);
   if (st != FP_OK)
     return st;
+  if (fp_arg_graph(g, "auto", err) != FP_OK ||
+      fp_arg_ptr(out, "auto", "the plan", err) != FP_OK)
+    return FP_EARG;
   if ((st = solver_check_starts(g, prm, err)) != FP_OK)
     return st;
   fp_ilp_params q = *prm;

@@ -28,6 +28,8 @@ int fp_objective_parse(const char *s) {
 
 /* Fills every field with the defaults documented in solver.h. */
 void fp_ilp_params_init(fp_ilp_params *prm) {
+  if (!prm)
+    return;
   memset(prm, 0, sizeof *prm);
   prm->objective = FP_OBJECTIVE_TRAFFIC;
   fp_limits_init(&prm->limits);
@@ -93,6 +95,8 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
 /* traffic, peak, or traffic + lambda * peak, as a double (exact below
  * 2^53 for the first two). */
 double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m) {
+  if (!prm || !m)
+    return NAN;
   switch (prm->objective) {
   case FP_OBJECTIVE_PEAK:
     return (double)m->peak_bytes;
@@ -109,6 +113,8 @@ double fp_objective_value(const fp_ilp_params *prm, const fp_metrics *m) {
  * whatever the objective; else 0. */
 int fp_meets_limits(const fp_ilp_params *prm, const fp_metrics *m,
                     uint64_t eager_peak) {
+  if (!prm || !m)
+    return 0;
   uint64_t peak_limit = fp_limits_peak_cap(&prm->limits, eager_peak);
   if (peak_limit != FP_NO_LIMIT && m->peak_bytes > peak_limit)
     return 0;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/args.h"
 #include "model/util.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
@@ -293,6 +294,10 @@ static fp_status common_bound(sweep *S, double seconds, fp_error *err) {
 fp_status fp_pareto(const fp_graph *g, const fp_ilp_params *prm,
                     int32_t npoints, const fp_planner *pl, fp_pareto_point *out,
                     fp_error *err) {
+  if (fp_arg_graph(g, "pareto", err) != FP_OK ||
+      fp_arg_ptr(out, "pareto", "out", err) != FP_OK ||
+      fp_ilp_params_check(prm, err) != FP_OK)
+    return FP_EARG;
   if (npoints < 2)
     return fp_error_set(err, FP_EARG, "pareto: at least 2 points");
   if (!pl || !(pl->flags & FP_PLANNER_PARETO))

@@ -139,12 +139,15 @@ const fp_planner *fp_planner_default(void) {
 
 /* Whether opt's bit is in the row's mask. */
 int fp_planner_accepts(const fp_planner *pl, fp_planner_option opt) {
-  return (unsigned)opt < FP_PLANNER_OPT_COUNT_ &&
+  return pl && (unsigned)opt < FP_PLANNER_OPT_COUNT_ &&
          (pl->options & (1u << opt)) != 0;
 }
 
 /* The defaults of pl's fusion method and of the solvers. */
 void fp_plan_request_init(fp_plan_request *req, const fp_planner *pl) {
+  if (!req)
+    return;
+  pl = pl ? pl : fp_planner_default();
   fp_limits_init(&req->limits);
   fp_fusion_params_init(&req->fus, pl->fusion);
   fp_ilp_params_init(&req->ilp);
@@ -181,9 +184,9 @@ static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
 fp_status fp_planner_run(const fp_planner *pl, const fp_graph *g,
                          const fp_plan_request *req, fp_plan *out,
                          fp_metrics *m, fp_error *err) {
-  if (!pl || !g || !req || !out)
+  if (!pl || !fp_graph_is_finalized(g) || !req || !out)
     return fp_error_set(err, FP_EARG,
-                        "planner: needs a method, a graph, a "
+                        "planner: needs a method, a finalized graph, a "
                         "request and a plan");
   fp_plan_request r = *req;
   r.fus.method = pl->fusion;

@@ -113,11 +113,13 @@ const fp_planner *fp_planner_find(const char *name);
 /* The method `--method` defaults to (auto). */
 const fp_planner *fp_planner_default(void);
 
-/* Whether `pl` accepts the option (0 or 1). */
+/* Whether `pl` accepts the option (0 or 1; 0 for a NULL pl or an option
+ * out of range). */
 int fp_planner_accepts(const fp_planner *pl, fp_planner_option opt);
 
 /* Fills *req with the defaults of method pl: fp_limits_init,
- * fp_fusion_params_init for its fusion method and fp_ilp_params_init. */
+ * fp_fusion_params_init for its fusion method and fp_ilp_params_init (pl
+ * NULL: the default method's; req NULL: a no-op). */
 void fp_plan_request_init(fp_plan_request *req, const fp_planner *pl);
 
 /* Runs method pl on g with *req (made by fp_plan_request_init for pl,

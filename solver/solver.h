@@ -165,7 +165,9 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
  * buffer by the paths that keep a reader out of its writer's group and by
  * the exact least traffic of clusters (docs/solver.md), on the graph with the
  * pairs that the limit forbids declared unfusible (fp_peak_restrict).  Spends
- * no more than `time_s` seconds (0: structural only).  FP_ENOMEM. */
+ * no more than `time_s` seconds (0: structural only).  FP_ENOMEM; FP_EARG
+ * when time_s is NaN, infinite or negative, prm fails fp_ilp_params_check,
+ * bound is NULL, or g is NULL or not finalized. */
 fp_status fp_lower_bound(const fp_graph *g, const fp_ilp_params *prm,
                          double time_s, double *bound, fp_error *err);
 

@@ -1,6 +1,7 @@
 /*
- * standalone_main.c -- replays inputs through the fuzz target without
- * libFuzzer: `fuzz_graph_load FILE|DIR...` runs LLVMFuzzerTestOneInput on
+ * standalone_main.c -- replays inputs through a fuzz target without
+ * libFuzzer: `fuzz_graph_load FILE|DIR...` (or any other target linked
+ * with this file) runs LLVMFuzzerTestOneInput on
  * every regular file given, and on every regular file found (recursively)
  * in every directory given.  This is how `make check` runs the seed corpus
  * and the bad-input corpus under the ordinary compiler (and, in a
@@ -24,6 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Inputs run and arguments that could not be read. */
 static long n_run, n_errors;
 static int verbose;
+/* The program's name, for messages. */
+static const char *prog = "fuzz";
 
 /* Reads all of `path` into a fresh buffer (*size bytes); NULL on error. */
 static uint8_t *read_file(const char *path, size_t *size) {
@@ -65,7 +68,7 @@ static void run_file(const char *path) {
   size_t size = 0;
   uint8_t *data = read_file(path, &size);
   if (!data) {
-    fprintf(stderr, "fuzz_graph_load: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     n_errors++;
     return;
   }
@@ -95,7 +98,7 @@ static int cmp_names(const void *a, const void *b) {
 static void run_path(const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) {
-    fprintf(stderr, "fuzz_graph_load: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     n_errors++;
     return;
   }
@@ -105,7 +108,7 @@ static void run_path(const char *path) {
   }
   DIR *d = opendir(path);
   if (!d) {
-    fprintf(stderr, "fuzz_graph_load: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     n_errors++;
     return;
   }
@@ -140,6 +143,10 @@ static void run_path(const char *path) {
 
 int main(int argc, char **argv) {
   int first = 1;
+  if (argc > 0 && argv[0][0]) {
+    const char *slash = strrchr(argv[0], '/');
+    prog = slash ? slash + 1 : argv[0];
+  }
   if (argc > 1 && strcmp(argv[1], "-v") == 0) {
     verbose = 1;
     first = 2;
@@ -150,7 +157,7 @@ int main(int argc, char **argv) {
   }
   for (int i = first; i < argc; i++)
     run_path(argv[i]);
-  printf("fuzz_graph_load: %ld inputs ran, %ld unreadable\n", n_run, n_errors);
+  printf("%s: %ld inputs ran, %ld unreadable\n", prog, n_run, n_errors);
   return n_errors ? 1 : 0;
 }
 
