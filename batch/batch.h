@@ -31,7 +31,7 @@
 
 #include "model/batch_json.h"
 #include "model/status.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 /* How an item's peak limit is given. */
 typedef enum fp_batch_peak {

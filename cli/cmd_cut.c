@@ -11,7 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "model/json.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 static const char cut_help[] =
     "usage: fuseplan cut GRAPH --nodes A..B --count K [--seed S] -o DIR\n"

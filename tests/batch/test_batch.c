@@ -16,7 +16,7 @@
 #include "heuristics/heuristics.h"
 #include "model/batch_json.h"
 #include "model/eval.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 #include "tests/testutil.h"
 
 START_TEST(sha256_known_vectors) {

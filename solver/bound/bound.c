@@ -31,15 +31,16 @@
 
 #include "model/peak_bound.h"
 #include "model/util.h"
-#include "solver/cluster_graph.h"
-#include "solver/cluster_merge.h"
-#include "solver/ilp_internal.h"
-#include "solver/least_traffic.h"
-#include "solver/mip.h"
-#include "solver/partition.h"
-#include "solver/solver_internal.h"
-#include "solver/solver_test.h"
-#include "solver/window.h"
+#include "solver/bound/bound.h"
+#include "solver/bound/cluster_graph.h"
+#include "solver/bound/cluster_merge.h"
+#include "solver/bound/least_traffic.h"
+#include "solver/bound/partition.h"
+#include "solver/common/services.h"
+#include "solver/common/solver_test.h"
+#include "solver/mip/ilp_model.h"
+#include "solver/mip/mip.h"
+#include "solver/window/window.h"
 
 /* Cluster sizes (nodes of N(S)) tried in turn, each a full partition of
  * the buffers; the best sum is the bound.  Each cluster's least traffic
