@@ -2,7 +2,7 @@
  * batch.h -- `fuseplan batch`: gold plans at corpus scale
  * (docs/formats.md, "Batch datasets").
  *
- * An *item* is one graph (or a cut of one, solver/cut.h) under one set of
+ * An *item* is one graph (or a cut of one, solver/window/cut.h) under one set of
  * limits, solved by one method, with the compared methods evaluated
  * beside it.  Its id is the SHA-256 of its canonical spec: the graph's
  * content hash, the cut, the limits, the methods and fuseplan's version,
@@ -32,7 +32,7 @@
 #include "batch/batch_json.h"
 #include "model/limits.h"
 #include "model/status.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 /* Receives a one-line warning (a path skipped, a bad item record
  * recomputed or left out); never fails. */

@@ -16,7 +16,7 @@
 #include "batch/expand.h"
 #include "model/io.h"
 #include "model/json.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 struct fp_batch_items {
   fp_batch_item *v;

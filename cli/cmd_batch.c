@@ -21,7 +21,7 @@
 #endif
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 #include "solver/planner.h"
 
 static const char batch_help[] =

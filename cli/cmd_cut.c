@@ -1,6 +1,6 @@
 /*
  * cmd_cut.c -- `fuseplan cut`: connected sub-graphs of consecutive nodes
- * cut out of a graph (solver/cut.h), written as graph files.
+ * cut out of a graph (solver/window/cut.h), written as graph files.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "model/json.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 static const char cut_help[] =
     "usage: fuseplan cut GRAPH --nodes A..B --count K [--seed S] -o DIR\n"

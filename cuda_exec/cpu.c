@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cpu.h"
 #include "cuda_exec/fx_math.h"
 #include "cuda_exec/schedule.h"
 #include "model/util.h"

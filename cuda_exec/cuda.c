@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cuda.h"
+#include "cuda_exec/cuda_gen.h"
 #include "cuda_exec/schedule.h"
 #include "model/util.h"
 

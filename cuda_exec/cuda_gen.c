@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cuda_gen.h"
 #include "cuda_exec/fx_math.h"
 #include "cuda_exec/schedule.h"
 

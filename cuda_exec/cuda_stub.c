@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cuda.h"
 #include "cuda_exec/schedule.h"
 
 bool fp_exec_cuda_built(void) {

@@ -1,6 +1,6 @@
 /*
  * schedule.c -- the executor's lower layer, shared by the driver
- * (exec.c) and the backends (cpu.c, cuda.c, cuda_gen.c): parameters,
+ * (driver.c) and the backends (cpu.c, cuda.c, cuda_gen.c): parameters,
  * the schedule of a plan (where each buffer lives and when it is
  * allocated and freed, exactly as model/eval.c counts it), the read
  * accounting, backend results, and the input and surrogate values every

@@ -1,6 +1,6 @@
 /*
  * schedule.h -- the executor's lower layer (schedule.c), what the driver
- * (exec.c) and the backends (cpu.c, cuda.c, cuda_gen.c) share: the
+ * (driver.c) and the backends (cpu.c, cuda.c, cuda_gen.c) share: the
  * schedule of a plan (steps, where every buffer lives, when it is
  * allocated and freed), the result of one backend run, the read
  * accounting, and the input and surrogate values every backend computes

@@ -21,7 +21,7 @@
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
 #include "model/io.h"
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 #include "tests/testutil.h"
 
 START_TEST(sha256_known_vectors) {

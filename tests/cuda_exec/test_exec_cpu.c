@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cuda_gen.h"
 #include "model/json.h"
 #include "model/util.h"
 #include "solver/solver.h"

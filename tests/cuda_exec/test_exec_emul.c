@@ -17,7 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cpu.h"
+#include "cuda_exec/cuda_gen.h"
 #include "tests/cuda_exec/exec_util.h"
 
 /* CUDA names for a host C++ compiler: one block of one thread. */

@@ -479,7 +479,7 @@ END_TEST
 
 /* The per-buffer terms of the traffic bound add up to it, and each is at
  * most its buffer's traffic in every legal plan (so any set of buffers
- * gets a bound on its share: the clusters of solver/bound.c). */
+ * gets a bound on its share: the clusters of solver/bound/bound.c). */
 START_TEST(buffer_bounds_below_every_plan) {
   tu_rng r = {(uint64_t)_i * 15485863u + 7};
   fp_graph *g = random_graph(&r);

@@ -13,9 +13,9 @@
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/util.h"
+#include "solver/common/solver_test.h"
 #include "solver/solver.h"
-#include "solver/solver_test.h"
-#include "solver/window.h"
+#include "solver/window/window.h"
 #include "tests/testutil.h"
 
 /* A heuristic plan of g (method by seed). */

@@ -1,6 +1,6 @@
 /*
  * test_cluster_merge.c -- moving buffers between pairs of clusters
- * (solver/cluster_merge.c): the new partition holds the same buffers,
+ * (solver/bound/cluster_merge.c): the new partition holds the same buffers,
  * its total is the sum of its clusters' bounds and above the old one,
  * every cluster's bound is at most its share in an optimum plan of the
  * exhaustive reference (so the total never exceeds the optimum), the
@@ -13,10 +13,10 @@
 
 #include "model/eval.h"
 #include "model/util.h"
-#include "solver/cluster_merge.h"
+#include "solver/bound/bound.h"
+#include "solver/bound/cluster_merge.h"
+#include "solver/common/solver_test.h"
 #include "solver/solver.h"
-#include "solver/solver_internal.h"
-#include "solver/solver_test.h"
 #include "tests/testutil.h"
 
 /* The traffic optimum of g and a plan reaching it (exhaustive). */

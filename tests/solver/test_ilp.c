@@ -14,10 +14,10 @@
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/util.h"
-#include "solver/ilp_internal.h"
+#include "solver/common/solver_test.h"
+#include "solver/mip/ilp_model.h"
 #include "solver/planner.h"
 #include "solver/solver.h"
-#include "solver/solver_test.h"
 #include "tests/testutil.h"
 
 /* Solves with the ILP (exact model) and checks the plan it returns:

@@ -21,7 +21,7 @@
 #include "heuristics/heuristics.h"
 #include "model/json.h"
 #include "solver/solver.h"
-#include "solver/window.h"
+#include "solver/window/window.h"
 #include "tests/testutil.h"
 
 static const char *const graphs[] = {"deit_small_patch16_224.bwd",

@@ -17,10 +17,10 @@
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
 #include "model/util.h"
-#include "solver/cluster_graph.h"
-#include "solver/least_traffic.h"
+#include "solver/bound/bound.h"
+#include "solver/bound/cluster_graph.h"
+#include "solver/bound/least_traffic.h"
 #include "solver/solver.h"
-#include "solver/solver_internal.h"
 #include "tests/testutil.h"
 
 /* The search with a generous budget; it must succeed.  Checks that a

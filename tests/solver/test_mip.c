@@ -1,5 +1,5 @@
 /*
- * test_mip.c -- the MIP core (solver/mip.c) refuses an integer solution
+ * test_mip.c -- the MIP core (solver/mip/mip.c) refuses an integer solution
  * that breaks the model's rows.
  *
  * GLPK does not check a solution offered by glp_ios_heur_sol against the
@@ -14,7 +14,7 @@
 #include <check.h>
 #include <math.h>
 
-#include "solver/mip.h"
+#include "solver/mip/mip.h"
 #include "tests/testutil.h"
 
 /* min -x1 - x2 - x3 subject to x1 + x2 <= 1, x2 + x3 <= 1 and

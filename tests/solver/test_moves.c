@@ -1,5 +1,5 @@
 /*
- * test_moves.c -- the moves of auto's search (solver/moves.c):
+ * test_moves.c -- the moves of auto's search (solver/search/moves.c):
  * the candidates are every compatible pair of nodes sharing a buffer,
  * once each; a pass keeps only legal plans within the limits that beat
  * the plan before (random graphs, every objective, with and without a
@@ -15,8 +15,8 @@
 
 #include "gen/generate.h"
 #include "model/util.h"
-#include "solver/moves.h"
-#include "solver/solver_internal.h"
+#include "solver/common/services.h"
+#include "solver/search/moves.h"
 #include "tests/testutil.h"
 
 /* Whether (y, u) is listed. */

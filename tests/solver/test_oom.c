@@ -25,10 +25,10 @@
 #include "gen/generate.h"
 #include "model/json.h"
 #include "model/util.h"
-#include "solver/least_traffic.h"
+#include "solver/bound/bound.h"
+#include "solver/bound/least_traffic.h"
+#include "solver/common/solver_test.h"
 #include "solver/planner.h"
-#include "solver/solver_internal.h"
-#include "solver/solver_test.h"
 #include "tests/testutil.h"
 
 /* ---- the failing allocator -------------------------------------------- */
@@ -255,7 +255,8 @@ static fp_status path_exact_traffic(const void *ctx, answer *a) {
 }
 
 /* The traffic bound with 3-node clusters, whose moves between clusters
- * (solver/cluster_merge.c) raise it on the fixture of oom_cluster_moves. */
+ * (solver/bound/cluster_merge.c) raise it on the fixture of oom_cluster_moves.
+ */
 static fp_status path_cluster_moves(const void *ctx, answer *a) {
   const fp_graph *g = ctx;
   fp_ilp_params prm;

@@ -1,6 +1,6 @@
 /*
  * test_params.c -- the parameters shared by every exact method
- * (solver/params.c): the defaults, objective names, fp_ilp_params_check
+ * (solver/common/params.c): the defaults, objective names, fp_ilp_params_check
  * naming the bad field (and accepting the boundary values), the objective
  * value and the limits test fp_meets_limits.
  */

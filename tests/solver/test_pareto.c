@@ -1,5 +1,5 @@
 /*
- * test_pareto.c -- the traffic-vs-peak front (solver/pareto.c).
+ * test_pareto.c -- the traffic-vs-peak front (solver/planner/pareto.c).
  *
  * On random tiny graphs the front is checked against fp_exhaustive solved
  * here at each point's limit: every point is the least traffic under its

@@ -1,6 +1,6 @@
 /*
  * test_partition.c -- the clusters of the decomposed traffic bound
- * (solver/partition.c): every buffer that carries traffic in exactly one
+ * (solver/bound/partition.c): every buffer that carries traffic in exactly one
  * cluster, N(S) within the size, the CSR lists and counts consistent,
  * clusters numbered in program order, the same answer every time (both
  * kinds: linked along fusible nodes and consecutive pieces); and
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "solver/partition.h"
+#include "solver/bound/partition.h"
 #include "tests/testutil.h"
 
 /* The first node that touches b as its writer, or as a reader of an

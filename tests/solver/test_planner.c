@@ -1,5 +1,5 @@
 /*
- * test_planner.c -- the planner table (solver/planner.c): lookup and
+ * test_planner.c -- the planner table (solver/planner/planner.c): lookup and
  * iteration, every row's plan is legal and labelled with its name, the
  * flags agree with the plans (peak-limited rows stay under the limit) and
  * with the masks, and the masks agree with what the run functions read:

@@ -103,7 +103,7 @@ for h in model/status.h model/graph.h model/plan.h model/eval.h \
   t_true "fuseplan/$h" test -f "$inc/fuseplan/$h"
 done
 for h in model/graph_internal.h model/json_util.h model/strmap.h \
-  solver/ilp_internal.h solver/mip.h gen/generate.h; do
+  solver/mip/ilp_model.h solver/mip/mip.h gen/generate.h; do
   t_false "internal header fuseplan/$h is installed" test -e "$inc/fuseplan/$h"
 done
 

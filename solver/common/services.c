@@ -1,5 +1,5 @@
 /*
- * services.c -- what every solver in solver/ shares (solver_internal.h):
+ * services.c -- what every solver in solver/ shares (services.h):
  * the clock, the eager peak that a peak limit of 0 stands for, the best
  * heuristic plan meeting the limits (the warm start of the ILP and the
  * start of the large-neighbourhood search), the message for infeasible
@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "heuristics/heuristics.h"
-#include "solver/solver_internal.h"
+#include "solver/common/services.h"
 
 const char *fp_glpk_version(void) {
   return glp_version();

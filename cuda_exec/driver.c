@@ -1,9 +1,10 @@
 /*
- * exec.c -- the executor's driver: checks a run's memory need, builds the
- * schedule (schedule.c), runs it on the requested backend (cpu.c, cuda.c)
- * and the eager reference on the CPU, compares the outputs, and fills the
- * report.  Only this file calls the backends; they and it share the
- * layer below (schedule.h), so no two files here call each other.
+ * driver.c -- the executor's driver, fp_exec_run (exec.h): checks a run's
+ * memory need, builds the schedule (schedule.c), runs it on the requested
+ * backend (cpu.c, cuda.c) and the eager reference on the CPU, compares
+ * the outputs, and fills the report.  Only this file calls the backends;
+ * they and it share the layer below (schedule.h), so no two files here
+ * call each other.
  */
 #include "cuda_exec/exec.h"
 
@@ -11,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_exec/exec_internal.h"
+#include "cuda_exec/cpu.h"
+#include "cuda_exec/cuda.h"
 #include "cuda_exec/schedule.h"
 
 /* ---- the report -------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /*
- * ilp_internal.h -- the integer program's model, shared by ilp_model.c
- * (building it, reading solutions back) and its users, ilp.c (the ILP)
- * and bound.c (the cluster ILPs), which solve it with the MIP core
- * (mip.h).  Only solver/ includes glpk.h.
+ * ilp_model.h -- the integer program's model (ilp_model.c: building it,
+ * reading solutions back), used by ilp.c (the ILP, solver/exact/), by
+ * bound.c (the cluster ILPs, solver/bound/), which solve it with the MIP
+ * core (mip.h), and by lns.c (its size).  It takes the cluster cuts of
+ * bound.c as rows (solver/common/cuts.h) without calling bound.c.  Only
+ * solver/ includes glpk.h.
  *
  * Steps t = 0..T-1.  Per node v a window [lo[v], hi[v]] of steps it may
  * take; the model's binaries are the prefix columns y[v,t] = "v runs at a
@@ -12,16 +14,16 @@
  * byte level j), l[b,t] (b live at t), P (peak above the resident inputs).
  * Bytes are divided by `scale` (their GCD) so coefficients stay small.
  */
-#ifndef FP_ILP_INTERNAL_H
-#define FP_ILP_INTERNAL_H
+#ifndef FP_ILP_MODEL_H
+#define FP_ILP_MODEL_H
 
 #include <glpk.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "model/eval.h"
+#include "solver/common/cuts.h"
 #include "solver/solver.h"
-#include "solver/solver_internal.h"
 
 typedef struct ilp_model {
   const fp_graph *g;
@@ -131,4 +133,4 @@ fp_status ilp_solution_plan(const ilp_model *M, int glp_status, fp_plan *p,
  * the scale. */
 double ilp_bound_value(const ilp_model *M, double mip_bound, double b);
 
-#endif /* FP_ILP_INTERNAL_H */
+#endif /* FP_ILP_MODEL_H */

@@ -21,9 +21,10 @@
 
 #include "model/args.h"
 #include "model/util.h"
-#include "solver/ilp_internal.h"
-#include "solver/mip.h"
-#include "solver/solver_internal.h"
+#include "solver/bound/bound.h"
+#include "solver/common/services.h"
+#include "solver/mip/ilp_model.h"
+#include "solver/mip/mip.h"
 
 /* Everything one solve tracks. */
 typedef struct run {

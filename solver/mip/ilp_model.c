@@ -1,6 +1,6 @@
 /*
  * ilp_model.c -- builds the time-indexed integer program of docs/solver.md
- * ("The integer program") in its strong form (see ilp_internal.h for the
+ * ("The integer program") in its strong form (see ilp_model.h for the
  * columns), and reads plans and bounds back out of its solutions.
  *
  * Constraint families, in the order they are added:
@@ -39,8 +39,8 @@
 #include <unistd.h>
 
 #include "model/util.h"
-#include "solver/ilp_internal.h"
-#include "solver/mip.h"
+#include "solver/mip/ilp_model.h"
+#include "solver/mip/mip.h"
 
 /* ---- row assembly ------------------------------------------------------ */
 

@@ -28,7 +28,7 @@
  *
  * Calls: cluster_graph.c, least_traffic.c, window.c, eval.c, plan.c.
  */
-#include "solver/cluster_merge.h"
+#include "solver/bound/cluster_merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +36,10 @@
 #include "model/eval.h"
 #include "model/plan.h"
 #include "model/util.h"
-#include "solver/cluster_graph.h"
-#include "solver/least_traffic.h"
-#include "solver/partition.h"
-#include "solver/window.h"
+#include "solver/bound/cluster_graph.h"
+#include "solver/bound/least_traffic.h"
+#include "solver/bound/partition.h"
+#include "solver/window/window.h"
 
 /* Groups the exact search of one cluster graph may examine, and its
  * wall-clock cap in seconds (as for a cluster of bound.c). */

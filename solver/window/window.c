@@ -2,7 +2,7 @@
  * window.c -- a window of a plan as a graph of its own (see window.h for
  * why its costs differ from the whole plan's by constants only).
  */
-#include "solver/window.h"
+#include "solver/window/window.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "model/graph.h"
-#include "solver/solver_internal.h"
+#include "solver/common/cuts.h"
 
 /* Most nodes a cluster may reach by moves: the exact search of
  * least_traffic.c takes up to a few tenths of a second at 30. */

@@ -3,7 +3,7 @@
  * (cluster_graph.h).  Calls: window.c (sub-graph helpers), least_traffic.c,
  * fusion.c (greedy, for the searches' upper limit), eval.c.
  */
-#include "solver/cluster_graph.h"
+#include "solver/bound/cluster_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
-#include "solver/window.h"
+#include "solver/window/window.h"
 
 /* N(S) of the cluster, ascending, into B->members. */
 static void collect_members(cluster_build *B) {

@@ -28,7 +28,7 @@
  * N(S) of its cluster, distinct, count <= size unless it is a single
  * buffer with a larger N(b) (then it never merges).
  */
-#include "solver/partition.h"
+#include "solver/bound/partition.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "model/util.h"
-#include "solver/least_traffic.h"
+#include "solver/bound/least_traffic.h"
 #include "solver/solver.h"
 
 #define MAXN FP_EXHAUSTIVE_MAX_NODES

@@ -2,7 +2,7 @@
  * cut.c -- sub-graphs of consecutive nodes (cut.h): the window machinery
  * of window.c applied to the eager plan, whose step t is node t.
  */
-#include "solver/cut.h"
+#include "solver/window/cut.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include "model/eval.h"
 #include "model/plan.h"
-#include "solver/window.h"
+#include "solver/window/window.h"
 
 /* The eager plan of g and its timeline, for sub_window. */
 static fp_status eager_window_input(const fp_graph *g, fp_plan **p,

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "model/util.h"
-#include "solver/moves.h"
-#include "solver/solver_internal.h"
+#include "solver/common/services.h"
+#include "solver/search/moves.h"
 
 /* Participants of one buffer (its writer and readers, extern nodes left
  * out) paired with each other, at most this many: a weight read by

@@ -28,11 +28,12 @@
 #include "heuristics/heuristics.h"
 #include "model/args.h"
 #include "model/util.h"
-#include "solver/ilp_internal.h"
-#include "solver/least_traffic.h"
-#include "solver/moves.h"
-#include "solver/solver_internal.h"
-#include "solver/window.h"
+#include "solver/bound/bound.h"
+#include "solver/bound/least_traffic.h"
+#include "solver/common/services.h"
+#include "solver/mip/ilp_model.h"
+#include "solver/search/moves.h"
+#include "solver/window/window.h"
 
 /* Share of the time limit one window may take at most, and its bounds. */
 #define WINDOW_TIME_SHARE 0.02

@@ -21,7 +21,7 @@
  * only when its unscheduled writers are already in S, which makes each
  * prefix of S legal too, so every legal S is met exactly once.
  */
-#include "solver/least_traffic.h"
+#include "solver/bound/least_traffic.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,9 +16,8 @@
 #include <stdlib.h>
 
 #include "model/util.h"
-#include "solver/mip.h"
-#include "solver/solver_internal.h"
-#include "solver/solver_test.h"
+#include "solver/common/solver_test.h"
+#include "solver/mip/mip.h"
 
 /* Integrality tolerance of branch-and-bound (see solve_mip). */
 #define MIP_TOL_INT 1e-9

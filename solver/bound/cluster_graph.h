@@ -20,7 +20,7 @@
 
 #include "model/graph.h"
 #include "model/plan.h"
-#include "solver/least_traffic.h"
+#include "solver/bound/least_traffic.h"
 
 /* One cluster graph under construction: whole-graph indices -> its own. */
 typedef struct cluster_build {

@@ -1,0 +1,59 @@
+/*
+ * bound.h -- the bounds of bound.c that the other solvers use: the
+ * cluster cuts of the ILP, the peak-restricted graph, and the exact
+ * least traffic under a peak limit (docs/solver.md, "Bounds").  The
+ * public bound, fp_lower_bound, is in solver.h.  Not a public header.
+ */
+#ifndef FP_SOLVER_BOUND_H
+#define FP_SOLVER_BOUND_H
+
+#include <stdint.h>
+
+#include "solver/bound/least_traffic.h"
+#include "solver/common/cuts.h"
+#include "solver/solver.h"
+
+/* Computes partitions (cluster sizes 8, 12, 16 linked along fusible
+ * nodes, 12 and 16 in consecutive pieces, then 20 and 24 linked) within
+ * time_s seconds.  Every cluster's bound holds for every legal plan, so
+ * "the cluster's traffic terms >= lb" is a valid cut for the ILP.  Fills
+ * *cuts (free with solver_cuts_free); FP_ENOMEM. */
+fp_status solver_traffic_cuts(const fp_graph *g, const fp_ilp_params *prm,
+                              double time_s, solver_cuts *cuts, fp_error *err);
+void solver_cuts_free(solver_cuts *cuts);
+/* The graph g with every pair of nodes declared unfusible that no plan
+ * within prm's peak limit (0: the eager peak) groups (fp_peak_restrict):
+ * a traffic bound of it holds for every plan of g within the limit.  *out
+ * is NULL when there is no such pair, or no limit to use (objective peak,
+ * or FP_NO_LIMIT, or prm->cancel set); the caller destroys it.
+ * FP_ENOMEM. */
+fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
+                                 fp_graph **out, fp_error *err);
+
+/* Raises *bound to fp_lower_bound's bound on the restricted graph above,
+ * when there is one (a caller that already holds a bound valid for every
+ * plan, such as pareto's common one, gains what the limit adds).  Spends
+ * at most time_s seconds.  FP_ENOMEM. */
+fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
+                             double time_s, double *bound, fp_error *err);
+
+/* The lexicographic optimum (least traffic, then least peak) among the
+ * legal plans of g within prm's peak limit (0: the eager peak;
+ * FP_NO_LIMIT: none) and fusion limit (prm->limits.max_fusion_size, else g's),
+ * for g of at most SOLVER_LT_MAX_NODES nodes, searched below `upper`
+ * (the traffic of a plan in hand + 1) in at most time_s seconds: the
+ * search of least_traffic.h with peaks, on the graph with the pairs the
+ * limit keeps apart (solver_peak_restricted), guided by the best
+ * partition of solver_traffic_cuts, below rising limits (bound.c,
+ * ladder).  out->found (with out->solved): `plan` (not NULL) is that
+ * optimum, in the order it runs its groups.  *lb (in: a known lower
+ * bound, or 0) rises to what the search proved: no plan within the
+ * limit moves less; out->solved without found proves `upper`.  A larger
+ * graph, or no time, leaves *out unsolved.  FP_OK, FP_ENOMEM or
+ * FP_EINTERNAL (the evaluator disagrees with the search: a bug). */
+fp_status solver_exact_traffic(const fp_graph *g, const fp_ilp_params *prm,
+                               uint64_t upper, double time_s, fp_plan *plan,
+                               solver_lt_result *out, uint64_t *lb,
+                               fp_error *err);
+
+#endif /* FP_SOLVER_BOUND_H */
