@@ -49,7 +49,8 @@ bench_header() {
   row=$(bash "$srcdir/bench/run.sh" --list | awk -F'|' -v n="$1" '$1 == n')
   title=$(echo "$row" | cut -d'|' -f2)
   purpose=$(echo "$row" | cut -d'|' -f3-)
-  commit=$(git -C "$srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  commit=unknown # a release tarball has no history of its own
+  [ -e "$srcdir/.git" ] && commit=$(git -C "$srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
   cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')
   echo "<!-- section: $1 -->"
   echo "## ${title:-$1}"
@@ -79,9 +80,9 @@ bench_splice() {
     function put() { while ((getline l < f) > 0) print l; done = 1 }
     $0 == "<!-- section: " n " -->" { put(); skip = 1; next }
     skip { if ($0 == "<!-- end: " n " -->") skip = 0; next }
-    /^<!-- section: / && !done && index(later, " " $3 " ") { put(); print "" }
+    /^<!-- section: / && !done && index(later, " " $3 " ") { put() }
     { print }
-    END { if (!done) { print ""; put() } }' "$out" >"$new"
+    END { if (!done) put() }' "$out" >"$new"
   chmod 644 "$new"
   mv "$new" "$out"
 }

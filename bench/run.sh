@@ -14,25 +14,26 @@
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 
-# The sections, in file order: name (the script is bench/NAME.sh) | title |
-# one-line purpose.  A line starting with # is left out.
+# The sections, in file order (what a user asks first, first): name (the
+# script is bench/NAME.sh) | title | one-line purpose.  A line starting
+# with # is left out (proof: bench/proof.sh, on another branch).
 sections() {
   cat <<'EOF'
-eval|Load + evaluate|Generated graphs written as JSON, loaded (parse, validate, index) and the eager plan evaluated; best of 3, one core; flat ns/node means linear time.
-methods|Heuristics side by side|Every heuristic on generated graphs (seed 1); cells: traffic x / peak x (ratios to eager) / kernels / seconds.
-ilp|The ILP against the heuristics|`--method ilp` (peak limit = eager peak) on generated graphs (seed 1): model size, first incumbent, status, gap, traffic saved against the heuristics.
-exactness|Exactness on small graphs|Generated graphs of 36 and 50 nodes, peak limit = eager peak; cells: status / lexicographic levels proven / gap / seconds.
-bounds|What the structural bounds cost|`fuseplan info` (eager plan, traffic bound, peak bound with every rule) on generated graphs of seed 1, best of 3.
-corpus|Real graphs|Inductor's pre-fusion graphs of real models (data/graphs): traffic x / peak x of each plan against the eager plan, and Inductor's own peak estimate against fuseplan's.
-replica|greedy as a replica of Inductor|Whether greedy (`--order inductor`) forms Inductor's groups and order on every graph of data/graphs and data/exported.
 dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds.
 #proof|Time to proof|bench/proof.sh (another branch): time to a proven optimum per real graph.
 pareto|Pareto fronts with proofs|`fuseplan pareto --start INDUCTOR_PLAN` on the graphs where Inductor trades peak for traffic; ratios to eager.
+corpus|Real graphs|Inductor's pre-fusion graphs of real models (data/graphs): traffic x / peak x of each plan against the eager plan, and Inductor's own peak estimate against fuseplan's.
+replica|greedy as a replica of Inductor|Whether greedy (`--order inductor`) forms Inductor's groups and order on every graph of data/graphs and data/exported.
 batch|Gold plans: fuseplan batch|The starter gold dataset (data/gold/manifest): each method against gold, throughput with 1 and 2 jobs, overhead against `fuseplan solve`.
+auto|auto against the heuristics|`--method auto` (peak limit = eager peak, one job) against every heuristic on generated and real graphs; gap to auto's own bound.
+exactness|Exactness on small graphs|Generated graphs of 36 and 50 nodes, peak limit = eager peak; cells: status / lexicographic levels proven / gap / seconds.
+ilp|The ILP against the heuristics|`--method ilp` (peak limit = eager peak) on generated graphs (seed 1): model size, first incumbent, status, gap, traffic saved against the heuristics.
+methods|Heuristics side by side|Every heuristic on generated graphs (seed 1); cells: traffic x / peak x (ratios to eager) / kernels / seconds.
+eval|Load + evaluate|Generated graphs written as JSON, loaded (parse, validate, index) and the eager plan evaluated; best of 3, one core; flat ns/node means linear time.
+bounds|What the structural bounds cost|`fuseplan info` (eager plan, traffic bound, peak bound with every rule) on generated graphs of seed 1, best of 3.
 cluster|Gold plans across processes|`fuseplan batch` serial, with --jobs 2 and under mpirun, and a model of 100k items on 64 x 32 cores.
 mpi-lost|A lost worker rank|`mpirun --enable-recovery -np 3 fuseplan batch` with a worker killed (SIGKILL) 3 s in: when rank 0 records the lost item.
 inductor-loop|The loop: plans compiled by Inductor|`python -m fuseplan_inductor run` on corpus models: export, solve, compile with the plans, measure eager, Inductor's and fuseplan's plans on this CPU.
-auto|auto against the heuristics|`--method auto` (peak limit = eager peak, one job) against every heuristic on generated and real graphs; gap to auto's own bound.
 EOF
 }
 list() { sections | grep -v '^#'; }
@@ -78,7 +79,7 @@ for name in $want; do
   }
   t0=$(date +%s)
   if bash "$srcdir/bench/$name.sh" "$builddir/fuseplan" >"$tmp/$name.md"; then
-    { echo; cat "$tmp/$name.md"; } >>"$tmp/sections.md"
+    cat "$tmp/$name.md" >>"$tmp/sections.md"
   else
     failed="$failed $name"
   fi

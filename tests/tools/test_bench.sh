@@ -29,18 +29,18 @@ t_eq "Makefile.am's BENCH_SECTIONS" "$targets" "$want"
 
 t_case "bench_splice replaces a section and inserts a new one in table order"
 f=$T_TMP/B.md
-printf '%s\n' '# t' '' '<!-- section: headline -->' 'h' '<!-- end: headline -->' '' \
-  '<!-- section: eval -->' 'old eval' '<!-- end: eval -->' '' \
-  '<!-- section: auto -->' 'auto' '<!-- end: auto -->' >"$f"
-printf '%s\n' '<!-- section: corpus -->' 'corpus' '<!-- end: corpus -->' >"$T_TMP/c.md"
-printf '%s\n' '<!-- section: eval -->' 'new eval' 'line 2' '<!-- end: eval -->' >"$T_TMP/e.md"
-t_run bash -c '. "$1/lib.sh"; srcdir=$2; bench_splice "$3" corpus "$4" && bench_splice "$3" eval "$5"' \
+printf '%s\n' '# t' '' '<!-- section: headline -->' 'h' '<!-- end: headline -->' \
+  '<!-- section: replica -->' 'old replica' '<!-- end: replica -->' \
+  '<!-- section: bounds -->' 'bounds' '<!-- end: bounds -->' >"$f"
+printf '%s\n' '<!-- section: eval -->' 'eval' '<!-- end: eval -->' >"$T_TMP/c.md"
+printf '%s\n' '<!-- section: replica -->' 'new replica' 'line 2' '<!-- end: replica -->' >"$T_TMP/e.md"
+t_run bash -c '. "$1/lib.sh"; srcdir=$2; bench_splice "$3" eval "$4" && bench_splice "$3" replica "$5"' \
   x "$S" "$top_srcdir" "$f" "$T_TMP/c.md" "$T_TMP/e.md"
 t_eq "bench_splice's exit ($(cat "$T_ERR"))" "$T_RC" 0
-printf '%s\n' '# t' '' '<!-- section: headline -->' 'h' '<!-- end: headline -->' '' \
-  '<!-- section: eval -->' 'new eval' 'line 2' '<!-- end: eval -->' '' \
-  '<!-- section: corpus -->' 'corpus' '<!-- end: corpus -->' '' \
-  '<!-- section: auto -->' 'auto' '<!-- end: auto -->' >"$T_TMP/want.md"
+printf '%s\n' '# t' '' '<!-- section: headline -->' 'h' '<!-- end: headline -->' \
+  '<!-- section: replica -->' 'new replica' 'line 2' '<!-- end: replica -->' \
+  '<!-- section: eval -->' 'eval' '<!-- end: eval -->' \
+  '<!-- section: bounds -->' 'bounds' '<!-- end: bounds -->' >"$T_TMP/want.md"
 t_true "spliced file differs: $(diff "$T_TMP/want.md" "$f" | head -n 5)" cmp -s "$f" "$T_TMP/want.md"
 
 t_case "the headline table gathers the sections' headline lines in order"
