@@ -23,7 +23,7 @@ for n in $names; do
 done
 # BENCH_SECTIONS in Makefile.am, continuation lines joined.
 targets=$(sed -n '/^BENCH_SECTIONS =/,/[^\\]$/p' "$top_srcdir/Makefile.am" |
-  tr -d '\\' | sed 's/^BENCH_SECTIONS =//' | tr ' \t' '\n\n' | grep . | sort)
+  tr -d '\134' | sed 's/^BENCH_SECTIONS =//' | tr -s ' \t' '\n' | grep . | sort)
 want=$(for n in $names; do echo "bench-$n"; done | sort)
 t_eq "Makefile.am's BENCH_SECTIONS" "$targets" "$want"
 
@@ -34,6 +34,7 @@ printf '%s\n' '# t' '' '<!-- section: headline -->' 'h' '<!-- end: headline -->'
   '<!-- section: bounds -->' 'bounds' '<!-- end: bounds -->' >"$f"
 printf '%s\n' '<!-- section: eval -->' 'eval' '<!-- end: eval -->' >"$T_TMP/c.md"
 printf '%s\n' '<!-- section: replica -->' 'new replica' 'line 2' '<!-- end: replica -->' >"$T_TMP/e.md"
+# shellcheck disable=SC2016 # expanded by the inner bash
 t_run bash -c '. "$1/lib.sh"; srcdir=$2; bench_splice "$3" eval "$4" && bench_splice "$3" replica "$5"' \
   x "$S" "$top_srcdir" "$f" "$T_TMP/c.md" "$T_TMP/e.md"
 t_eq "bench_splice's exit ($(cat "$T_ERR"))" "$T_RC" 0
@@ -59,6 +60,7 @@ if [ -x "$top_builddir/bench/bench_replica" ]; then
   t_eq "first line" "$(head -n 1 "$T_OUT")" '<!-- section: replica -->'
   t_eq "last line" "$(tail -n 1 "$T_OUT")" '<!-- end: replica -->'
   t_true "no title" grep -q '^## greedy as a replica of Inductor$' "$T_OUT"
+  # shellcheck disable=SC2016 # backquotes of markdown
   t_true "no command line" grep -q '^Command (in the build directory): `make bench-replica`; commit ' "$T_OUT"
   t_true "no headline line" grep -q '^<!-- headline: .* | [0-9]* of [0-9]* real graphs' "$T_OUT"
 fi
