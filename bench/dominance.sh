@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# bench/dominance.sh -- fuseplan's default answer against the compiler's own
-# plan on every graph of the corpus that has one (data/graphs: PyTorch
+# bench/dominance.sh -- the "Dominance against Inductor" section of
+# BENCHMARKS.md: fuseplan's default answer against the compiler's own plan
+# on every graph that has one (data/graphs and data/exported: PyTorch
 # Inductor's pre-fusion graphs and its *.inductor.plan.json.gz), with and
-# without --start, and the peak objective's gap; prints markdown tables.
+# without --start, the traffic answer's gap to its bound, and the peak
+# objective's answer and gap; one row per graph.
 #
-# Usage: bench/dominance.sh [FUSEPLAN]   (default: build/fuseplan)
+# Usage: bench/dominance.sh [--update] [FUSEPLAN]   (from the build directory)
 # Environment: FP_DOM_S  seconds per solve (default 10)
-#              FP_CORPUS_DIR  the corpus (default: data/graphs)
+#              FP_CORPUS_DIR  the graphs (default: data/graphs and data/exported)
 set -euo pipefail
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-fp=${1:-$srcdir/build/fuseplan}
-dir=${FP_CORPUS_DIR:-$srcdir/data/graphs}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_init dominance "$@"
+dirs=${FP_CORPUS_DIR:-$srcdir/data/graphs $srcdir/data/exported}
 secs=${FP_DOM_S:-10}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$bench_tmp
 
 num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -n 1 | sed 's/.*: *//'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
+pct() { awk -v x="$1" 'BEGIN { printf "%.3f%%", 100 * x }'; }
+status() { grep -o '"status": "[a-z-]*"' "$1" | head -n 1 | sed 's/.*: "//; s/"//'; }
 # verdict AT AP IT IP: how fuseplan's (traffic, peak) compares with Inductor's
 verdict() {
   if [ "$1" = "$3" ] && [ "$2" = "$4" ]; then echo equal
@@ -25,18 +29,9 @@ verdict() {
   else echo "trade-off"; fi
 }
 
-echo "Objective traffic under the default peak limit (the eager peak), $secs s"
-echo "per solve.  Ratios are fuseplan / Inductor.  Inductor's plan is"
-echo "outside the limit where its peak is above the eager peak (\"over\")."
-echo
-echo "| graph | Inductor peak vs eager | traffic x | peak x | verdict | with --start: traffic x | peak x | verdict |"
-echo "|---|---|---:|---:|---|---:|---:|---|"
-for g in "$dir"/*.json.gz; do
-  case $g in *.plan.json.gz) continue ;; esac
-  b=${g%.json.gz}
-  ip=$b.inductor.plan.json.gz
-  [ -f "$ip" ] || continue
-  name=$(basename "$b")
+# row GRAPH PLAN: one table row; the verdicts and gaps go to $tmp/stats.
+row() {
+  local g=$1 ip=$2 it ipk ep inside r v vs at ap tgap
   "$fp" eval "$g" "$ip" --json >"$tmp/i.json"
   "$fp" info "$g" --json >"$tmp/info.json"
   it=$(num traffic_bytes "$tmp/i.json")
@@ -44,29 +39,40 @@ for g in "$dir"/*.json.gz; do
   ep=$(grep -o '"eager": {[^}]*}' "$tmp/info.json" | grep -o '"peak_bytes": [0-9]*' | sed 's/.*: //')
   inside=inside
   [ "$ipk" -gt "$ep" ] && inside=over
-  row="| $name | $inside"
-  for start in "" "--start $ip"; do
-    # shellcheck disable=SC2086
-    "$fp" solve "$g" --time-limit "$secs" -q -o "$tmp/a.json" $start
-    at=$(num traffic_bytes "$tmp/a.json")
-    ap=$(num peak_bytes "$tmp/a.json")
-    row="$row | $(ratio "$at" "$it") | $(ratio "$ap" "$ipk") | $(verdict "$at" "$ap" "$it" "$ipk")"
-  done
-  echo "$row |"
-done
-echo
-echo "Objective peak ($secs s per solve): the answer, its lower bound (valid"
-echo "for every plan: docs/cost-model.md, \"Peak bound\") and the gap."
-echo
-echo "| graph | peak (bytes) | bound (bytes) | gap | status |"
-echo "|---|---:|---:|---:|---|"
-for g in "$dir"/*.json.gz; do
-  case $g in *.plan.json.gz) continue ;; esac
+  "$fp" solve "$g" --time-limit "$secs" -q -o "$tmp/a.json"
+  at=$(num traffic_bytes "$tmp/a.json")
+  ap=$(num peak_bytes "$tmp/a.json")
+  tgap=$(num gap "$tmp/a.json")
+  v=$(verdict "$at" "$ap" "$it" "$ipk")
+  "$fp" solve "$g" --time-limit "$secs" -q -o "$tmp/s.json" --start "$ip"
+  vs=$(verdict "$(num traffic_bytes "$tmp/s.json")" "$(num peak_bytes "$tmp/s.json")" "$it" "$ipk")
   "$fp" solve "$g" --objective peak --time-limit "$secs" -q -o "$tmp/p.json"
-  gap=$(num gap "$tmp/p.json")
-  printf '| %s | %s | %s | %s | %s |\n' "$(basename "${g%.json.gz}")" \
-    "$(num peak_bytes "$tmp/p.json")" \
-    "$(awk -v b="$(num bound "$tmp/p.json")" 'BEGIN { printf "%.0f", b }')" \
-    "$(awk -v x="$gap" 'BEGIN { printf "%.3f%%", 100 * x }')" \
-    "$(grep -o '"status": "[a-z-]*"' "$tmp/p.json" | head -n 1 | sed 's/.*: "//; s/"//')"
-done
+  r="| $(basename "${g%.json.gz}") | $inside | $(ratio "$at" "$it") | $(ratio "$ap" "$ipk") | $v | $vs"
+  echo "$r | $(pct "$tgap") | $(ratio "$(num peak_bytes "$tmp/p.json")" "$ipk") | $(pct "$(num gap "$tmp/p.json")") | $(status "$tmp/p.json") |"
+  echo "$v $vs $tgap $(num gap "$tmp/p.json")" >>"$tmp/stats"
+}
+
+body() {
+  : >"$tmp/stats"
+  echo "| graph | Inductor peak vs eager | traffic x | peak x | verdict | verdict with --start | traffic gap | peak objective: peak x | gap | status |"
+  echo "|---|---|---:|---:|---|---|---:|---:|---:|---|"
+  for d in $dirs; do
+    for g in "$d"/*.json.gz; do
+      case $g in *.plan.json.gz) continue ;; esac
+      [ -f "${g%.json.gz}.inductor.plan.json.gz" ] || continue
+      row "$g" "${g%.json.gz}.inductor.plan.json.gz"
+    done
+  done
+  echo
+  echo "x: fuseplan / Inductor; \"over\": Inductor's peak is above the eager peak, outside the default limit."
+  awk -v s="$secs" '
+    { n++; for (i = 1; i <= 2; i++) if ($i ~ /dominated/) bad[i]++
+      c[$1]++; if ($3 > tg) tg = $3; if ($4 > pg) pg = $4 }
+    END {
+      printf "<!-- headline: fuseplan'"'"'s answer (%s s) dominated by Inductor'"'"'s plan | on %d of %d real graphs (%d with --start); dominates on %d, equal on %d, trade-off on %d -->\n",
+        s, bad[1], n, bad[2], c["dominates"], c["equal"], c["trade-off"]
+      printf "<!-- headline: Worst gap to the lower bound, traffic / peak objective (%s s) | %.3f%% / %.3f%% -->\n",
+        s, 100 * tg, 100 * pg
+    }' "$tmp/stats"
+}
+bench_main "FP_DOM_S=$secs make bench-dominance" body

@@ -1,55 +1,48 @@
 #!/usr/bin/env bash
-# bench/inductor-loop.sh -- the whole loop (python -m fuseplan_inductor run)
-# on corpus models at a training batch size: export, fuseplan solve (auto),
-# compile with the plans, measure eager, Inductor's plan and fuseplan's
-# plan on this CPU.  Prints a markdown table on stdout.
+# bench/inductor-loop.sh -- the "The loop" section of BENCHMARKS.md: the
+# whole loop (python -m fuseplan_inductor run) on corpus models at a
+# training batch size: export, fuseplan solve (auto), compile with the
+# plans, measure eager, Inductor's plan and fuseplan's plan on this CPU.
+# Peaks: predicted by `fuseplan eval`, measured with torch.profiler; step
+# time: median after a warm-up.
 #
-# Usage: bench/inductor-loop.sh [FUSEPLAN]   (default: ./fuseplan, then build/fuseplan)
+# Usage: bench/inductor-loop.sh [--update] [FUSEPLAN]   (from the build directory)
 # Environment: FUSEPLAN_PYTHON  a python with fuseplan_inductor and the pinned
 #                               torch + timm (pip install ./tools[torch]); without
 #                               one the section says so and exits 0
-#              FP_LOOP_MODELS   models (default: resnet50 mobilenetv3_large_100
-#                               deit_small_patch16_224 convnext_tiny)
+#              FP_LOOP_MODELS   models (default: deit_small_patch16_224
+#                               convnext_tiny; resnet50 and
+#                               mobilenetv3_large_100 take 10-30 min each)
 #              FP_LOOP_BATCH    batch size (default 2)
 #              FP_LOOP_S        seconds per fuseplan solve (default 10)
 #              FP_LOOP_STEPS    timed steps per method (default 2)
 set -euo pipefail
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-fp=${1:-}
-if [ -z "$fp" ]; then
-  for c in ./fuseplan "$srcdir/build/fuseplan"; do
-    [ -x "$c" ] && fp=$c && break
-  done
-fi
-if [ -z "$fp" ] || [ ! -x "$fp" ]; then
-  echo "bench/inductor-loop.sh: no fuseplan binary (pass its path)" >&2
-  exit 2
-fi
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_init inductor-loop "$@"
 py=${FUSEPLAN_PYTHON:-}
-if [ -z "$py" ] || ! "$py" -c 'import fuseplan_inductor, torch' >/dev/null 2>&1; then
-  echo "(skipped: set FUSEPLAN_PYTHON to a python with fuseplan_inductor and torch)"
-  exit 0
-fi
-models=${FP_LOOP_MODELS:-resnet50 mobilenetv3_large_100 deit_small_patch16_224 convnext_tiny}
+models=${FP_LOOP_MODELS:-deit_small_patch16_224 convnext_tiny}
 batch=${FP_LOOP_BATCH:-2}
 secs=${FP_LOOP_S:-10}
 steps=${FP_LOOP_STEPS:-2}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fp=$(cd "$(dirname "$fp")" && pwd)/$(basename "$fp")
+tmp=$bench_tmp
 
-echo "Command, per model: \`$(basename "$py") -m fuseplan_inductor run MODEL --batch $batch"
-echo "--time-limit $secs --steps $steps --json\` (torch $("$py" -c 'import torch; print(torch.__version__)'),"
-echo "1 thread: the default of --threads); \`bench/inductor-loop.sh\` prints this table."
-echo
-for m in $models; do
-  start=$(date +%s)
-  if nice -n 10 "$py" -m fuseplan_inductor run "$m" --batch "$batch" --time-limit "$secs" \
-    --steps "$steps" --fuseplan "$fp" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
-    echo "$m: exit $? ($(grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$tmp/$m.err" | tail -n 1))" >"$tmp/$m.fail"
-  fi
-  echo "$(($(date +%s) - start))" >"$tmp/$m.secs"
-done
+# measure: one loop per model into $tmp/MODEL.json (.fail, .secs).
+measure() {
+  local m start
+  for m in $models; do
+    start=$(date +%s)
+    if nice -n 10 "$py" -m fuseplan_inductor run "$m" --batch "$batch" --time-limit "$secs" \
+      --steps "$steps" --fuseplan "$fp" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
+      echo "$m: exit $? ($(grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$tmp/$m.err" | tail -n 1))" >"$tmp/$m.fail"
+    fi
+    echo "$(($(date +%s) - start))" >"$tmp/$m.secs"
+  done
+}
+
+# table: the measurements as one markdown table and a note per model.
+table() {
+# shellcheck disable=SC2086 # one argument per model
 "$py" - "$tmp" $models <<'PY'
 import json, os, sys
 tmp, models = sys.argv[1], sys.argv[2:]
@@ -85,3 +78,16 @@ print()
 for n in notes:
     print(f"- {n}")
 PY
+}
+
+body() {
+  if [ -z "$py" ] || ! "$py" -c 'import fuseplan_inductor, torch' >/dev/null 2>&1; then
+    echo "(skipped: set FUSEPLAN_PYTHON to a python with fuseplan_inductor and torch)"
+    return 0
+  fi
+  echo "Per model: \`python -m fuseplan_inductor run MODEL --batch $batch --time-limit $secs --steps $steps --json\` (torch $("$py" -c 'import torch; print(torch.__version__)'), 1 thread)."
+  echo
+  measure
+  table
+}
+bench_main "FUSEPLAN_PYTHON=PY FP_LOOP_MODELS='$models' FP_LOOP_BATCH=$batch FP_LOOP_S=$secs FP_LOOP_STEPS=$steps make bench-inductor-loop" body

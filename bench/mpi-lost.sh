@@ -1,41 +1,29 @@
 #!/usr/bin/env bash
-# bench/mpi-lost.sh -- how long rank 0 of `mpirun --enable-recovery -np 3
-# fuseplan batch` takes to find a worker rank lost: each run kills one
-# worker rank with SIGKILL 3 s into the batch (in the middle of a solve)
-# and measures, from the kill, when rank 0 wrote the lost item's error
-# record (its mtime: the detection) and when the run ended; prints
-# markdown.  Needs a build with MPI and Open MPI's mpirun.
+# bench/mpi-lost.sh -- the "A lost worker rank" section of BENCHMARKS.md:
+# how long rank 0 of `mpirun --enable-recovery -np 3 fuseplan batch` takes
+# to find a worker rank lost: each run kills one worker rank with SIGKILL
+# 3 s into the batch (in the middle of a solve) and measures, from the
+# kill, when rank 0 wrote the lost item's error record (its mtime: the
+# detection) and when the run ended.  Needs a build with MPI and Open
+# MPI's mpirun; without them the section says so.
 #
-# Usage: bench/mpi-lost.sh [FUSEPLAN]   (default: build/fuseplan)
+# Usage: bench/mpi-lost.sh [--update] [FUSEPLAN]   (from the build directory)
 # Environment: FP_LOST_RUNS  runs (default 5)
 set -euo pipefail
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-fp=${1:-$srcdir/build/fuseplan}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_init mpi-lost "$@"
 runs=${FP_LOST_RUNS:-5}
-if ! command -v mpirun >/dev/null ||
-  ! grep -q '^#define HAVE_MPI 1' "$(dirname "$fp")/config.h" 2>/dev/null; then
-  echo "not built with MPI (configure --with-mpi): nothing measured"
-  exit 0
-fi
 mpirun="mpirun --oversubscribe --enable-recovery -np 3"
 [ "$(id -u)" = 0 ] && mpirun="$mpirun --allow-run-as-root"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$bench_tmp
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-# Four cuts of 60-80 nodes, 6 s each: solves long enough to die in.
-"$fp" cut "$srcdir/data/graphs/gpt2.fwd.json.gz" --nodes 60..80 --count 4 \
-  --seed 3 -o "$tmp/cuts" -q
-echo "\`$mpirun fuseplan batch\` over 4 cuts of gpt2.fwd (60-80 nodes,"
-echo "--time-limit 6, --compare greedy); a worker rank killed with SIGKILL"
-echo "3 s in; times from the kill ($(nproc) cores, shared with other work):"
-echo
-echo "| run | lost item recorded (s) | run ended (s) | items lost | index rows |"
-echo "|---|---:|---:|---:|---:|"
-for i in $(seq "$runs"); do
-  out=$tmp/out$i
+# lost_run I: one batch with a worker killed 3 s in; one table row.
+lost_run() {
+  local out=$tmp/out$1 job victim t_kill t_end id t_rec
   $mpirun "$fp" batch "$tmp/cuts" --compare greedy --time-limit 6 -o "$out" \
-    >"$tmp/log$i" 2>&1 &
+    >"$tmp/log$1" 2>&1 &
   job=$!
   sleep 3
   # The worker ranks: mpirun's children running fuseplan, all but rank 0
@@ -50,10 +38,26 @@ for i in $(seq "$runs"); do
     sed 's/^{"id": "\([0-9a-f]*\)".*/\1/')
   t_rec=$t_kill
   [ -n "$id" ] && t_rec=$(date -r "$out/items/$id.json" +%s.%N)
-  echo "| $i | $(secs "$t_kill" "$t_rec") | $(secs "$t_kill" "$t_end") |" \
-    "$(grep -c 'lost while solving' "$tmp/log$i" || true) |" \
+  echo "| $1 | $(secs "$t_kill" "$t_rec") | $(secs "$t_kill" "$t_end") |" \
+    "$(grep -c 'lost while solving' "$tmp/log$1" || true) |" \
     "$(wc -l <"$out/index.jsonl" | tr -d ' ') |"
-done
-echo
-echo "Rank 0 takes a worker for lost after 10 s without its heartbeat (one a"
-echo "second while it solves): the kill lands up to a second after the last."
+}
+
+body() {
+  if ! command -v mpirun >/dev/null ||
+    ! grep -q '^#define HAVE_MPI 1' "$builddir/config.h" 2>/dev/null; then
+    echo "Not built with MPI (configure --with-mpi): nothing measured."
+    return 0
+  fi
+  # Four cuts of 60-80 nodes, 6 s each: solves long enough to die in.
+  "$fp" cut "$srcdir/data/graphs/gpt2.fwd.json.gz" --nodes 60..80 --count 4 \
+    --seed 3 -o "$tmp/cuts" -q
+  echo "4 cuts of gpt2.fwd (60-80 nodes), \`--time-limit 6 --compare greedy\`; times from the kill:"
+  echo
+  echo "| run | lost item recorded (s) | run ended (s) | items lost | index rows |"
+  echo "|---|---:|---:|---:|---:|"
+  for i in $(seq "$runs"); do
+    lost_run "$i"
+  done
+}
+bench_main "FP_LOST_RUNS=$runs make bench-mpi-lost" body
