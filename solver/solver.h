@@ -59,6 +59,12 @@ typedef struct fp_ilp_progress {
 #define FP_ILP_AUTO_WINDOW 4
 #define FP_EXHAUSTIVE_MAX_NODES 10
 #define FP_ILP_DEFAULT_LEVELS 2 /* the objective, then the other figure */
+/* Relative gap tolerances of the two lexicographic levels (docs/solver.md,
+ * "Gap tolerances"): the objective is solved to optimality by default; the
+ * other figure among the objective's optima to 1e-4 (Gurobi's MIPGap),
+ * which on a 5 GB peak is 0.5 MB. */
+#define FP_ILP_DEFAULT_GAP 0.0
+#define FP_ILP_DEFAULT_GAP2 1e-4
 
 /* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
 typedef struct fp_ilp_params {
@@ -69,7 +75,14 @@ typedef struct fp_ilp_params {
   uint64_t traffic_limit;       /* PEAK: traffic <= this; default FP_NO_LIMIT */
   double lambda;                /* WEIGHTED: minimize traffic + lambda * peak */
   double time_limit_s;          /* wall clock for the whole solve, > 0 */
-  double mip_gap;               /* stop at this relative gap (default 0) */
+  double mip_gap;               /* ilp: GLPK's own relative gap on the first
+                                   level (default 0; the older form of gap) */
+  double gap;                   /* the first level (the objective) counts as
+                                   done once (value - bound) / value <= gap;
+                                   0 <= gap < 1, default FP_ILP_DEFAULT_GAP */
+  double gap2;                  /* the same for the second level (the other
+                                   figure among the first level's answers);
+                                   default FP_ILP_DEFAULT_GAP2 */
   int32_t window;               /* >= 0: each node within +-window steps of its
                                    warm-start step (optimal only within that
                                    neighbourhood); FP_ILP_WINDOW_EXACT: the exact

@@ -99,6 +99,37 @@ fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
 fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
                              double time_s, double *bound, fp_error *err);
 
+/* A lower bound on the second level of prm's objective at a plan with
+ * metrics m (the first level held at m's value, or better): for objective
+ * traffic, the least peak of any plan with peak <= m's (the peak bound on
+ * the graph with the pairs no plan below m's peak groups declared
+ * unfusible; only the structural peak bound when time_s is 0); for
+ * objective peak, the least traffic of any plan with peak <= m's
+ * (fp_lower_bound within time_s); NaN for weighted (one level).  The
+ * plans the second level chooses among are all covered.  FP_ENOMEM. */
+fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
+                              const fp_metrics *m, double time_s,
+                              double *bound2, fp_error *err);
+
+/* (value - bound) / value, 0 when value <= bound or value <= 0; NaN when
+ * either is NaN. */
+double solver_rel_gap(double value, double bound);
+
+/* Fills si's second level (objective2, bound2, gap2) for a plan with
+ * metrics m and a lower bound bound2 (NaN: none) on the second level;
+ * nothing for weighted or prm->levels 1.  A proven second level
+ * (levels_proven 2) gets bound2 = objective2. */
+void solver_record_second(const fp_ilp_params *prm, fp_solver_info *si,
+                          const fp_metrics *m, double bound2);
+
+/* Fills si->stop_reason (and raises si->levels_proven to 2 where the
+ * second level's bound reaches its value) from si's gaps against prm's
+ * tolerances: "proven" when every level of prm is proven, "gap" when each
+ * is proven or within its tolerance, else "interrupted" when `cancelled`,
+ * "time-limit" when `timed_out`, "stalled" otherwise. */
+void solver_stop_reason(const fp_ilp_params *prm, fp_solver_info *si,
+                        bool cancelled, bool timed_out);
+
 /* The lexicographic optimum (least traffic, then least peak) among the
  * legal plans of g within prm's peak limit (0: the eager peak;
  * FP_NO_LIMIT: none) and fusion limit (prm->max_fusion_size, else g's),

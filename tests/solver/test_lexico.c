@@ -33,6 +33,7 @@ static void exact_params(fp_ilp_params *prm, fp_objective o) {
   prm->peak_limit = FP_NO_LIMIT;
   prm->window = FP_ILP_WINDOW_EXACT;
   prm->time_limit_s = 20;
+  prm->gap2 = 0; /* the exact second level, not within a tolerance */
 }
 
 START_TEST(ilp_equals_exhaustive_lexicographic_optimum) {
