@@ -153,7 +153,7 @@ static fp_status cluster_ilp(const fp_graph *sg,
   p.window = FP_ILP_WINDOW_EXACT;
   ilp_model M;
   memset(&M, 0, sizeof M);
-  mip_result res = {0, MIP_BOUND_UNKNOWN, 0, false, false};
+  mip_result res = {0, MIP_BOUND_UNKNOWN, 0, false, false, false};
   double *x = NULL;
   fp_metrics wm;
   /* No peak limit: the eager peak, which stands for limit 0, is unused. */

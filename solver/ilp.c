@@ -296,7 +296,8 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
       goto done;
     *m = pm;
     record(R, out, m,
-           R->mip.status == GLP_OPT && R->M->exact && level_gap(R->prm) == 0
+           R->mip.status == GLP_OPT && R->M->exact &&
+                   (level_gap(R->prm) == 0 || R->mip.proven)
                ? "optimal"
                : "feasible");
   } else if (R->warm) {
@@ -307,7 +308,7 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
      * matches; it is "feasible" when GLPK ran and found nothing better. */
     bool proved =
         have && R->mip.status == GLP_OPT && R->M->exact &&
-        level_gap(R->prm) == 0 &&
+        (level_gap(R->prm) == 0 || R->mip.proven) &&
         fp_objective_value(R->prm, &pm) == fp_objective_value(R->prm, m);
     record(R, out, m,
            proved ? "optimal"
@@ -372,6 +373,10 @@ done:
  * own limit keeps 5% for the work after it). */
 #define ILP_TIMED_OUT_SHARE 0.9
 
+/* Share of the time left that the second level's own bound may take
+ * (objective peak: a traffic bound within the peak). */
+#define SECOND_BOUND_SHARE 0.1
+
 /* Share of the time limit below which the second level is not started. */
 #define SECOND_LEVEL_MIN_SHARE 0.05
 
@@ -379,9 +384,10 @@ done:
  * (traffic <= it, or peak <= it), the other figure is minimized to within
  * prm->gap2 (GLPK's gap), starting from the first level's plan.  `out`
  * and *m change only to a plan with the same objective that
- * solver_better prefers.  How many levels are proven into *levels (1, or
- * 2 when the second solve proved its optimum), the second solve's bound
- * on the other figure into *bound2 (NaN when it did not run).  FP_OK, or
+ * solver_better prefers; the solve is skipped when solver_second_bound
+ * already puts the plan within prm->gap2.  How many levels are proven
+ * into *levels (1, or 2 when the second solve proved its optimum), the
+ * best bound on the other figure into *bound2.  FP_OK, or
  * FP_ENOMEM (an out-of-memory is never taken for "no better plan"); the
  * second solve's other failures only leave one level. */
 static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
@@ -390,7 +396,14 @@ static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
   double left = prm->time_limit_s - (fp_clock_now() - t0);
   fp_ilp_params q = *prm;
   *levels = 1;
-  *bound2 = NAN;
+  /* A bound that already meets the tolerance spares the second solve. */
+  fp_status st =
+      solver_second_bound(g, prm, m, SECOND_BOUND_SHARE * left, bound2, err);
+  double v2 = prm->objective == FP_OBJECTIVE_TRAFFIC ? (double)m->peak_bytes
+                                                     : (double)m->traffic_bytes;
+  if (st != FP_OK || solver_rel_gap(v2, *bound2) <= prm->gap2)
+    return st;
+  left = prm->time_limit_s - (fp_clock_now() - t0);
   if (left < SECOND_LEVEL_MIN_SHARE * prm->time_limit_s || m->peak_bytes == 0)
     return FP_OK;
   q.time_limit_s = left;
@@ -409,11 +422,12 @@ static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
   }
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  fp_status st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
+  st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
   if (st == FP_OK &&
       fp_objective_value(prm, &pm) == fp_objective_value(prm, m)) {
+    double b = fp_plan_solver_const(p)->bound; /* every plan within q's */
     *levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
-    *bound2 = fp_plan_solver_const(p)->bound; /* every plan within q's limits */
+    *bound2 = b > *bound2 ? b : *bound2;
     if (solver_better(prm, &pm, m) && (st = fp_plan_copy(out, p, err)) == FP_OK)
       *m = pm;
   }
