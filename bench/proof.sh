@@ -25,7 +25,7 @@ str() { grep -o "\"$1\": *\"[^\"]*\"" "$2" | head -n 1 | sed 's/.*: *"//; s/"$//
 pct() { [ -n "$1" ] && awk -v g="$1" 'BEGIN { printf "%.4f%%", 100 * g }' || echo "-"; }
 now() { date +%s.%N; }
 
-echo "\`fuseplan solve GRAPH --time-limit $secs\` (auto, --gap 0, --gap2 1e-4):"
+echo "\`fuseplan solve GRAPH --time-limit $secs\` (auto, --gap 0, --gap2 1e-3):"
 echo "wall seconds until it stops, why, the gap of each level (level 1:"
 echo "traffic; level 2: peak among plans of that traffic) and the levels"
 echo "proven."

@@ -34,7 +34,7 @@ static const char pareto_help_text[] =
     "  --gap G          a point counts as done within this relative gap to\n"
     "                   its traffic bound, 0 <= G < 1 (default 0)\n"
     "  --gap2 G         each point's second level (least peak at its\n"
-    "                   traffic) stops within this gap (default 0.0001)\n";
+    "                   traffic) stops within this gap (default 0.001)\n";
 static const char pareto_help_tail[] =
     "  -o, --output F   the front as JSON (written atomically)\n"
     "  --svg F          the front as an SVG plot (axes in MiB/GiB, the\n"

@@ -57,7 +57,7 @@ static const char solve_help_options[] =
     "                   relative gap to its bound, 0 <= G < 1 (default 0)\n"
     "  --gap2 G         auto/ilp: the same for the second level, the other\n"
     "                   figure among the objective's answers (default\n"
-    "                   0.0001); both met: the solve stops\n"
+    "                   0.001); both met: the solve stops\n"
     "  --mip-gap G      ilp: GLPK's relative gap on the objective (default\n"
     "                   0; the older form of --gap)\n"
     "  --lp-out F, --mps-out F  ilp: write the model (CPLEX LP / MPS)\n"

@@ -677,6 +677,20 @@ static double time_slack(void) {
   return mult ? atof(mult) : 1.0;
 }
 
+/* auto on g under a 60 s limit with tolerance gap2 into p; its wall
+ * seconds. */
+static double auto_60(const fp_graph *g, double gap2, fp_plan *p,
+                      fp_metrics *m) {
+  fp_ilp_params prm;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 60;
+  prm.gap2 = gap2;
+  double t0 = fp_clock_now();
+  ck_assert_msg(fp_auto_solve(g, &prm, p, m, &err) == FP_OK, "%s", err.msg);
+  return fp_clock_now() - t0;
+}
+
 /* With a 60 s limit, auto stops once its answer is final instead of at
  * the limit: generated 36-node graphs (the exact search proves both
  * levels in milliseconds) and resmlp_12_224.fwd (126 nodes; 18.8 s of a
@@ -687,22 +701,16 @@ START_TEST(auto_stops_when_final) {
   fp_graph *g = _i < FP_GEN_FAMILY_COUNT_
                     ? tu_generated((fp_gen_family)_i, 36, 1)
                     : corpus_graph("data/exported", "resmlp_12_224.fwd");
-  fp_ilp_params prm;
-  fp_ilp_params_init(&prm);
-  prm.time_limit_s = 60;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
-  fp_error err;
-  double t0 = fp_clock_now();
-  ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
-  double took = fp_clock_now() - t0;
+  double took = auto_60(g, FP_ILP_DEFAULT_GAP2, p, &m);
   const fp_solver_info *si = fp_plan_solver(p);
   ck_assert_msg(took < 2.0 * time_slack(), "case %d took %.2f s (%s)", _i, took,
                 si->stop_reason);
   ck_assert_msg(strcmp(si->stop_reason, "proven") == 0 ||
                     strcmp(si->stop_reason, "gap") == 0,
                 "case %d: %s", _i, si->stop_reason);
-  ck_assert(si->gap <= prm.gap && si->gap2 <= prm.gap2);
+  ck_assert(si->gap == 0 && si->gap2 <= FP_ILP_DEFAULT_GAP2);
   ck_assert(si->bound2 <= si->objective2 && si->objective2 == m.peak_bytes);
   fp_plan_destroy(p);
   fp_graph_destroy(g);
@@ -712,20 +720,12 @@ END_TEST
 /* --gap2 0.5 on gpt2.bwd, whose second level (peak among least-traffic
  * plans) is not proven (0.031% above its bound): the search stops once
  * the first level is proven, with stop_reason "gap", the gap2 it reports
- * at most 0.5 and consistent with its figures, long before the limit.
- * With gap2 0 the same run may not say "gap". */
+ * at most 0.5 and consistent with its figures, long before the limit. */
 START_TEST(auto_stops_within_gap2) {
   fp_graph *g = corpus_graph("data/graphs", "gpt2.bwd");
-  fp_ilp_params prm;
-  fp_ilp_params_init(&prm);
-  prm.time_limit_s = 60;
-  prm.gap2 = 0.5;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
-  fp_error err;
-  double t0 = fp_clock_now();
-  ck_assert_msg(fp_auto_solve(g, &prm, p, &m, &err) == FP_OK, "%s", err.msg);
-  double took = fp_clock_now() - t0;
+  double took = auto_60(g, 0.5, p, &m);
   const fp_solver_info *si = fp_plan_solver(p);
   ck_assert_str_eq(si->stop_reason, "gap");
   ck_assert_int_eq(si->levels_proven, 1);

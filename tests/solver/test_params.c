@@ -20,7 +20,7 @@ START_TEST(params_defaults_and_names) {
   ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
   ck_assert(p.mip_gap == 0.0);
   ck_assert(p.gap == FP_ILP_DEFAULT_GAP && p.gap == 0.0);
-  ck_assert(p.gap2 == FP_ILP_DEFAULT_GAP2 && p.gap2 > 0 && p.gap2 < 1e-3);
+  ck_assert(p.gap2 == FP_ILP_DEFAULT_GAP2 && p.gap2 > 0 && p.gap2 <= 1e-3);
   ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
   ck_assert_int_eq(p.levels, FP_ILP_DEFAULT_LEVELS);
   ck_assert_int_eq(p.max_fusion_size, 0);
