@@ -982,6 +982,22 @@ static fp_status start_proven(const fp_graph *g, const fp_ilp_params *prm,
   return st;
 }
 
+/* Whether to try the exact model (exact_worth_trying, unless the bound
+ * already proves the best start: start_proven) into *try; the bound it
+ * computed becomes q->known_bound, so that the window search does not
+ * compute it twice.  FP_OK or FP_ENOMEM. */
+static fp_status decide_exact_try(const fp_graph *g, const fp_ilp_params *prm,
+                                  fp_ilp_params *q, bool *try, fp_error *err) {
+  double b = NAN;
+  bool settled = false;
+  exact_worth_trying(g, prm, try);
+  fp_status st = *try ? start_proven(g, prm, &b, &settled, err) : FP_OK;
+  *try = *try && !settled;
+  if (st == FP_OK && isfinite(b) && !(q->known_bound >= b))
+    q->known_bound = b;
+  return st;
+}
+
 /* The exact ILP on EXACT_TRY_SHARE of the time (EXACT_SMALL_SHARE up to
  * FP_ILP_EXACT_NODES).  *plan (caller frees) is its
  * answer; *proven when its first level is proven, which makes it auto's
@@ -1097,15 +1113,8 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
     fp_plan_destroy(exact);
     return st;
   }
-  exact_worth_trying(g, prm, &try_exact);
-  double start_bound = NAN;
-  bool settled = false;
-  if (try_exact &&
-      (st = start_proven(g, prm, &start_bound, &settled, err)) != FP_OK)
+  if ((st = decide_exact_try(g, prm, &q, &try_exact, err)) != FP_OK)
     return st;
-  try_exact = try_exact && !settled;
-  if (isfinite(start_bound) && !(q.known_bound >= start_bound))
-    q.known_bound = start_bound; /* the window search's bound: not twice */
   /* The search may have spent the whole limit (a tiny one, a slow
    * machine): then the window search's heuristic starts answer alone. */
   double left = prm->time_limit_s - (fp_clock_now() - t0);

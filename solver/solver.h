@@ -135,7 +135,8 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
 /* Solves the integer program and writes the best plan found into `out`
  * (solver record: method "ilp", status optimal | feasible |
  * heuristic-fallback, objective = the evaluator's figure, bound, gap,
- * time_s, nodes, rows, cols) and its metrics into *m (may be NULL).
+ * time_s, nodes, rows, cols, objective2, bound2, gap2, stop_reason; GLPK
+ * stops each level at its tolerance, prm->gap and prm->gap2) and its metrics into *m (may be NULL).
  * Where traffic counts (objective traffic or weighted, or a traffic
  * limit) the model is strengthened with the cluster cuts of
  * fp_lower_bound (docs/solver.md, "Bounds"), on up to 10% of the time.
@@ -165,11 +166,13 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
  * everything outside fixed (docs/solver.md), accepting a window's plan
  * only when the evaluator says the whole plan got better; passes that
  * improve nothing raise the windows' size and budget.  Stops at the time
- * limit, on *prm->cancel, at the bound, or when two passes at the top
- * effort improve nothing; the plan is legal at every moment, and never
- * worse than the start.  solver record: method "auto", status optimal |
- * feasible, bound (a lower bound valid for every plan, docs/solver.md) and
- * gap.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
+ * limit, on *prm->cancel, once the objective is within prm->gap of the
+ * bound and the other figure within prm->gap2 of its own bound, or when
+ * two passes at the top effort improve nothing; the plan is legal at
+ * every moment, and never worse than the start.  solver record: method
+ * "auto", status optimal | feasible, bound (a lower bound valid for every
+ * plan, docs/solver.md) and gap, the second level's objective2, bound2
+ * and gap2, and stop_reason.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
  * peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's accounting
  * disagrees with the evaluator (a bug, never expected). */
 fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
