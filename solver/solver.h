@@ -136,9 +136,9 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
  * (solver record: method "ilp", status optimal | feasible |
  * heuristic-fallback, objective = the evaluator's figure, bound, gap,
  * time_s, nodes, rows, cols, objective2, bound2, gap2, stop_reason; GLPK
- * stops each level at its tolerance, prm->gap and prm->gap2) and its metrics into *m (may be NULL).
- * Where traffic counts (objective traffic or weighted, or a traffic
- * limit) the model is strengthened with the cluster cuts of
+ * stops each level at its tolerance, prm->gap and prm->gap2) and its metrics
+ * into *m (may be NULL). Where traffic counts (objective traffic or weighted,
+ * or a traffic limit) the model is strengthened with the cluster cuts of
  * fp_lower_bound (docs/solver.md, "Bounds"), on up to 10% of the time.
  * Never returns a plan worse than its warm start.  FP_EINFEASIBLE (with
  * the smallest peak known in the message) when no plan meets the limits;
@@ -172,9 +172,9 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
  * every moment, and never worse than the start.  solver record: method
  * "auto", status optimal | feasible, bound (a lower bound valid for every
  * plan, docs/solver.md) and gap, the second level's objective2, bound2
- * and gap2, and stop_reason.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
- * peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's accounting
- * disagrees with the evaluator (a bug, never expected). */
+ * and gap2, and stop_reason.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the
+ * smallest known peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's
+ * accounting disagrees with the evaluator (a bug, never expected). */
 fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
                         fp_plan *out, fp_metrics *m, fp_error *err);
 
