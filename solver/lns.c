@@ -750,8 +750,10 @@ static void record(lns *L, fp_plan *out) {
    * search does. */
   si->levels_proven = L->both_proven ? 2 : si->bound >= si->objective ? 1 : 0;
   solver_record_second(L->prm, si, &L->cur_m, L->bound2);
+  /* The last window of a pass ends at the deadline, a hair before it. */
   solver_stop_reason(L->prm, si, L->prm->cancel && *L->prm->cancel,
-                     fp_clock_now() > L->deadline);
+                     fp_clock_now() >
+                         L->deadline - 0.01 * L->prm->time_limit_s);
   si->time_s = fp_clock_now() - L->t0;
   si->nodes = L->solved;
   int64_t here = solver_glpk_peak(); /* includes the bound's cluster ILPs */
@@ -1000,8 +1002,9 @@ static fp_status decide_exact_try(const fp_graph *g, const fp_ilp_params *prm,
 
 /* The exact ILP on EXACT_TRY_SHARE of the time (EXACT_SMALL_SHARE up to
  * FP_ILP_EXACT_NODES).  *plan (caller frees) is its
- * answer; *proven when its first level is proven, which makes it auto's
- * answer (labelled so, its metrics in *m).  FP_EINFEASIBLE is returned
+ * answer; *proven when it is final (its first level proven and its
+ * stop_reason "proven" or "gap"), which makes it auto's answer (labelled
+ * so, its metrics in *m).  FP_EINFEASIBLE is returned
  * only when every plan is over the limits; other errors as fp_ilp_solve. */
 static fp_status exact_first(const fp_graph *g, const fp_ilp_params *prm,
                              fp_plan **plan, bool *proven, fp_metrics *m,
@@ -1018,7 +1021,10 @@ static fp_status exact_first(const fp_graph *g, const fp_ilp_params *prm,
   if (st != FP_OK)
     return st;
   fp_solver_info *si = fp_plan_solver(*plan);
-  *proven = si->levels_proven >= 1;
+  /* Final only when its second level is done too; otherwise the window
+   * search goes on from it, with its first level closed. */
+  *proven = si->levels_proven >= 1 && (strcmp(si->stop_reason, "proven") == 0 ||
+                                       strcmp(si->stop_reason, "gap") == 0);
   if (*proven) {
     snprintf(si->method, sizeof si->method, "auto");
     if (m)
