@@ -168,3 +168,15 @@ int cli_parse_seconds(const char *s, double *out) {
   *out = v;
   return 0;
 }
+
+int cli_parse_gap(const char *s, double *out) {
+  if (!s || !*s)
+    return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || !(v >= 0 && v < 1)) /* NaN fails */
+    return -1;
+  *out = v;
+  return 0;
+}

@@ -78,4 +78,7 @@ int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 /* Parses a positive, finite decimal number of seconds; 0 or -1. */
 int cli_parse_seconds(const char *s, double *out);
 
+/* Parses a relative gap tolerance: a decimal number in [0, 1); 0 or -1. */
+int cli_parse_gap(const char *s, double *out);
+
 #endif /* FP_ARGS_H */

@@ -30,7 +30,11 @@ static const char pareto_help_text[] =
     "warm-started from the previous one.  The heuristics' plans (eager,\n"
     "greedy, greedy-lowmem, greedy-peak) are shown for comparison.\n"
     "  --points N       points on the front (default 8, at least 2)\n"
-    "  --time-limit S   seconds for the whole sweep (default 60)\n";
+    "  --time-limit S   seconds for the whole sweep (default 60)\n"
+    "  --gap G          a point counts as done within this relative gap to\n"
+    "                   its traffic bound, 0 <= G < 1 (default 0)\n"
+    "  --gap2 G         each point's second level (least peak at its\n"
+    "                   traffic) stops within this gap (default 0.001)\n";
 static const char pareto_help_tail[] =
     "  -o, --output F   the front as JSON (written atomically)\n"
     "  --svg F          the front as an SVG plot (axes in MiB/GiB, the\n"
@@ -223,7 +227,8 @@ int cmd_pareto(int argc, char **argv) {
       {"points", 0, true, NULL}, {"time-limit", 0, true, NULL},
       {"method", 0, true, NULL}, {"output", 'o', true, NULL},
       {"svg", 0, true, NULL},    {"max-fusion-size", 0, true, NULL},
-      {"start", 0, true, NULL}};
+      {"start", 0, true, NULL},  {"gap", 0, true, NULL},
+      {"gap2", 0, true, NULL}};
   cli_args a = {
       .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   fp_ilp_params prm;
@@ -248,6 +253,11 @@ int cmd_pareto(int argc, char **argv) {
     return cli_usage_error("pareto", "--time-limit: expected seconds > 0");
   if (ks && (cli_parse_uint(ks, INT32_MAX, &k) != 0 || k < 1))
     return cli_usage_error("pareto", "--max-fusion-size: expected >= 1");
+  const char *g1 = cli_get(&a, "gap"), *g2 = cli_get(&a, "gap2");
+  if (g1 && cli_parse_gap(g1, &prm.gap) != 0)
+    return cli_usage_error("pareto", "--gap: expected a number >= 0 and < 1");
+  if (g2 && cli_parse_gap(g2, &prm.gap2) != 0)
+    return cli_usage_error("pareto", "--gap2: expected a number >= 0 and < 1");
   prm.limits.max_fusion_size = (int32_t)k;
   fp_graph *g = NULL;
   fp_pareto_point *pts = calloc(npts, sizeof *pts);

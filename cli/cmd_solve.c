@@ -54,7 +54,13 @@ static const char solve_help_options[] =
     "  --window W       ilp: keep each node within W steps of its warm-start\n"
     "                   step (faster, optimal only near it); 'exact' for no\n"
     "                   window; default: exact up to 40 nodes, else 4\n"
-    "  --mip-gap G      ilp: stop at this relative gap (default 0)\n"
+    "  --gap G          auto/ilp: the objective counts as done within this\n"
+    "                   relative gap to its bound, 0 <= G < 1 (default 0)\n"
+    "  --gap2 G         auto/ilp: the same for the second level, the other\n"
+    "                   figure among the objective's answers (default\n"
+    "                   0.001); both met: the solve stops\n"
+    "  --mip-gap G      ilp: GLPK's relative gap on the objective (default\n"
+    "                   0; the older form of --gap)\n"
     "  --lp-out F, --mps-out F  ilp: write the model (CPLEX LP / MPS)\n"
     "  --max-fusion-size K  override the graph's max_fusion_size\n"
     "  -o, --output PLAN  plan file (written atomically; .gz compresses)\n"
@@ -152,6 +158,11 @@ static int read_ilp_options(const cli_args *a, fp_ilp_params *prm,
     return cli_usage_error("solve", "--lambda: expected a number >= 0");
   if (gp && (sscanf(gp, "%lf", &prm->mip_gap) != 1 || !(prm->mip_gap >= 0)))
     return cli_usage_error("solve", "--mip-gap: expected a number >= 0");
+  const char *g1 = cli_get(a, "gap"), *g2 = cli_get(a, "gap2");
+  if (g1 && cli_parse_gap(g1, &prm->gap) != 0)
+    return cli_usage_error("solve", "--gap: expected a number >= 0 and < 1");
+  if (g2 && cli_parse_gap(g2, &prm->gap2) != 0)
+    return cli_usage_error("solve", "--gap2: expected a number >= 0 and < 1");
   if (w && strcmp(w, "exact") == 0)
     prm->window = FP_ILP_WINDOW_EXACT;
   else if (w && cli_parse_uint(w, 1000000, &v) != 0)
@@ -253,8 +264,13 @@ static void print_summary(const fp_graph *g, const fp_plan *p,
     fprintf(stderr, " (limit %s)", cli_bytes(limit, b3, sizeof b3));
   fprintf(stderr, ", %.3f s", si->time_s);
   const fp_planner *by = fp_planner_find(si->method);
-  if (!isnan(si->gap) && by && (by->flags & FP_PLANNER_ANYTIME))
+  bool anytime = by && (by->flags & FP_PLANNER_ANYTIME);
+  if (!isnan(si->gap) && anytime)
     fprintf(stderr, ", gap %.3f%%", 100 * si->gap);
+  if (!isnan(si->gap2) && anytime) /* the second level's */
+    fprintf(stderr, ", gap2 %.4f%%", 100 * si->gap2);
+  if (si->stop_reason[0] && anytime)
+    fprintf(stderr, ", stopped: %s", si->stop_reason);
   fprintf(stderr, "%s%s\n", out ? ", written to " : "", out ? out : "");
 }
 
@@ -318,7 +334,8 @@ int cmd_solve(int argc, char **argv) {
       {"quiet", 'q', false, NULL},      {"objective", 0, true, NULL},
       {"traffic-limit", 0, true, NULL}, {"lambda", 0, true, NULL},
       {"time-limit", 0, true, NULL},    {"window", 0, true, NULL},
-      {"mip-gap", 0, true, NULL},       {"lp-out", 0, true, NULL},
+      {"mip-gap", 0, true, NULL},       {"gap", 0, true, NULL},
+      {"gap2", 0, true, NULL},          {"lp-out", 0, true, NULL},
       {"mps-out", 0, true, NULL},       {"jobs", 'j', true, NULL},
       {"seed", 0, true, NULL},          {"start", 0, true, NULL}};
   cli_args a = {

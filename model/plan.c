@@ -38,6 +38,9 @@ void fp_solver_info_init(fp_solver_info *info) {
   info->cols = -1;
   info->glpk_peak_bytes = -1;
   info->levels_proven = -1;
+  info->objective2 = NAN;
+  info->bound2 = NAN;
+  info->gap2 = NAN;
 }
 
 fp_plan *fp_plan_create(void) {

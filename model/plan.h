@@ -32,6 +32,13 @@ typedef struct fp_solver_info {
   int64_t glpk_peak_bytes; /* most bytes GLPK's heap held, -1 when unset */
   int64_t levels_proven;   /* of the lexicographic optimum (the objective,
                               then the other figure): 0, 1 or 2; -1 unset */
+  /* The second level (the other figure among the answers of the first:
+   * peak for objective traffic, traffic for objective peak): its value,
+   * a lower bound on it and their relative gap; NaN when unset. */
+  double objective2, bound2, gap2;
+  char stop_reason[16]; /* why the solve stopped: "proven", "gap",
+                           "time-limit", "interrupted", "stalled"
+                           ("" = unset) */
 } fp_solver_info;
 
 /* What a plan file states about itself in "metrics", so that `verify`

@@ -57,6 +57,10 @@ static void load_solver(const cJSON *root, fp_solver_info *info) {
   info->cols = opt_count(s, "cols");
   info->glpk_peak_bytes = opt_count(s, "glpk_peak_bytes");
   info->levels_proven = opt_count(s, "levels_proven");
+  info->objective2 = opt_num(s, "objective2");
+  info->bound2 = opt_num(s, "bound2");
+  info->gap2 = opt_num(s, "gap2");
+  copy_str(s, "stop_reason", info->stop_reason, sizeof info->stop_reason);
 }
 
 /* Reads the optional "metrics" object into the plan's claims. */
@@ -218,6 +222,14 @@ static void write_solver(fp_jbuf *b, const fp_solver_info *s) {
   write_count(b, "cols", s->cols, &first);
   write_count(b, "glpk_peak_bytes", s->glpk_peak_bytes, &first);
   write_count(b, "levels_proven", s->levels_proven, &first);
+  write_num(b, "objective2", s->objective2, &first);
+  write_num(b, "bound2", s->bound2, &first);
+  write_num(b, "gap2", s->gap2, &first);
+  if (s->stop_reason[0]) {
+    fp_jbuf_puts(b, first ? "\"stop_reason\": " : ", \"stop_reason\": ");
+    fp_jbuf_str(b, s->stop_reason);
+    first = false;
+  }
   fp_jbuf_puts(b, "}");
 }
 

@@ -28,6 +28,8 @@
   X(LAMBDA, "lambda")                                                          \
   X(WINDOW, "window")                                                          \
   X(MIP_GAP, "mip-gap")                                                        \
+  X(GAP, "gap")                                                                \
+  X(GAP2, "gap2")                                                              \
   X(LP_OUT, "lp-out")                                                          \
   X(MPS_OUT, "mps-out")                                                        \
   X(TIME_LIMIT, "time-limit")                                                  \

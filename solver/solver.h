@@ -59,6 +59,14 @@ typedef struct fp_ilp_progress {
 #define FP_ILP_AUTO_WINDOW 4
 #define FP_EXHAUSTIVE_MAX_NODES 10
 #define FP_ILP_DEFAULT_LEVELS 2 /* the objective, then the other figure */
+/* Relative gap tolerances of the two lexicographic levels (docs/solver.md,
+ * "Gap tolerances and stop reasons"): the objective is solved to
+ * optimality by default; the other figure among the objective's optima
+ * to 1e-3, 5 MB on a 5 GB peak: below the 20 MiB segments and 2 MiB
+ * rounding in which PyTorch's CUDA caching allocator takes memory, so no
+ * run could tell the difference. */
+#define FP_ILP_DEFAULT_GAP 0.0
+#define FP_ILP_DEFAULT_GAP2 1e-3
 
 /* Parameters, in the manner of glp_iocp: fp_ilp_params_init, then edit. */
 typedef struct fp_ilp_params {
@@ -69,7 +77,14 @@ typedef struct fp_ilp_params {
                                    limits.max_fusion_size nodes */
   double lambda;                /* WEIGHTED: minimize traffic + lambda * peak */
   double time_limit_s;          /* wall clock for the whole solve, > 0 */
-  double mip_gap;               /* stop at this relative gap (default 0) */
+  double mip_gap;               /* ilp: GLPK's own relative gap on the first
+                                   level (default 0; the older form of gap) */
+  double gap;                   /* the first level (the objective) counts as
+                                   done once (value - bound) / value <= gap;
+                                   0 <= gap < 1, default FP_ILP_DEFAULT_GAP */
+  double gap2;                  /* the same for the second level (the other
+                                   figure among the first level's answers);
+                                   default FP_ILP_DEFAULT_GAP2 */
   int32_t window;               /* >= 0: each node within +-window steps of its
                                    warm-start step (optimal only within that
                                    neighbourhood); FP_ILP_WINDOW_EXACT: the exact
@@ -119,9 +134,10 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err);
 /* Solves the integer program and writes the best plan found into `out`
  * (solver record: method "ilp", status optimal | feasible |
  * heuristic-fallback, objective = the evaluator's figure, bound, gap,
- * time_s, nodes, rows, cols) and its metrics into *m (may be NULL).
- * Where traffic counts (objective traffic or weighted, or a traffic
- * limit) the model is strengthened with the cluster cuts of
+ * time_s, nodes, rows, cols, objective2, bound2, gap2, stop_reason; GLPK
+ * stops each level at its tolerance, prm->gap and prm->gap2) and its metrics
+ * into *m (may be NULL). Where traffic counts (objective traffic or weighted,
+ * or a traffic limit) the model is strengthened with the cluster cuts of
  * fp_lower_bound (docs/solver.md, "Bounds"), on up to 10% of the time.
  * Never returns a plan worse than its warm start.  FP_EINFEASIBLE (with
  * the smallest peak known in the message) when no plan meets the limits;
@@ -149,13 +165,15 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
  * everything outside fixed (docs/solver.md), accepting a window's plan
  * only when the evaluator says the whole plan got better; passes that
  * improve nothing raise the windows' size and budget.  Stops at the time
- * limit, on *prm->cancel, at the bound, or when two passes at the top
- * effort improve nothing; the plan is legal at every moment, and never
- * worse than the start.  solver record: method "auto", status optimal |
- * feasible, bound (a lower bound valid for every plan, docs/solver.md) and
- * gap.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the smallest known
- * peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's accounting
- * disagrees with the evaluator (a bug, never expected). */
+ * limit, on *prm->cancel, once the objective is within prm->gap of the
+ * bound and the other figure within prm->gap2 of its own bound, or when
+ * two passes at the top effort improve nothing; the plan is legal at
+ * every moment, and never worse than the start.  solver record: method
+ * "auto", status optimal | feasible, bound (a lower bound valid for every
+ * plan, docs/solver.md) and gap, the second level's objective2, bound2
+ * and gap2, and stop_reason.  Fails as fp_ilp_solve (FP_EINFEASIBLE with the
+ * smallest known peak, FP_EARG, FP_ENOMEM), or FP_EINTERNAL when a window's
+ * accounting disagrees with the evaluator (a bug, never expected). */
 fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
                         fp_plan *out, fp_metrics *m, fp_error *err);
 

@@ -155,7 +155,7 @@ static fp_status cluster_ilp(const fp_graph *sg,
   p.window = FP_ILP_WINDOW_EXACT;
   ilp_model M;
   memset(&M, 0, sizeof M);
-  mip_result res = {0, MIP_BOUND_UNKNOWN, 0, false, false};
+  mip_result res = {0, MIP_BOUND_UNKNOWN, 0, false, false, false};
   double *x = NULL;
   fp_metrics wm;
   /* No peak limit: the eager peak, which stands for limit 0, is unused. */
@@ -432,6 +432,51 @@ fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
   if (st == FP_OK && b > *bound)
     *bound = b;
   fp_graph_destroy(rg);
+  return st;
+}
+
+/* The peak of every plan of g with peak < `peak` (0 when peak is 0), or
+ * `peak` when none has: the peak bound of g with the pairs that no such
+ * plan groups declared unfusible (fp_peak_restrict at peak - 1), which
+ * holds for those plans (docs/solver.md, "The second level"). */
+static fp_status peak_below(const fp_graph *g, int32_t k, uint64_t peak,
+                            uint64_t *out, fp_error *err) {
+  fp_graph *rg = NULL;
+  int32_t pairs = 0;
+  uint64_t b = 0;
+  fp_status st = fp_peak_bound(g, k, 0, &b, err);
+  if (st == FP_OK && peak > 0 && b < peak)
+    st = fp_peak_restrict(g, k, peak - 1, &rg, &pairs, err);
+  if (st == FP_OK && rg)
+    st = fp_peak_bound(rg, k, b, &b, err);
+  fp_graph_destroy(rg);
+  *out = b > peak ? peak : b; /* past peak - 1: nothing is below `peak` */
+  return st;
+}
+
+fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
+                              const fp_metrics *m, double time_s,
+                              double *bound2, fp_error *err) {
+  *bound2 = NAN;
+  if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
+    uint64_t b = 0;
+    fp_status st =
+        time_s > 0 ? peak_below(g, prm->limits.max_fusion_size, m->peak_bytes, &b, err)
+                   : fp_peak_bound(g, prm->limits.max_fusion_size, 0, &b, err);
+    if (st == FP_OK)
+      *bound2 = (double)b;
+    return st;
+  }
+  if (prm->objective != FP_OBJECTIVE_PEAK)
+    return FP_OK; /* weighted: one level */
+  /* Traffic among the plans of peak <= m's: their least traffic. */
+  fp_ilp_params q = *prm;
+  q.objective = FP_OBJECTIVE_TRAFFIC;
+  q.limits.peak = m->peak_bytes > 0 ? m->peak_bytes : 1;
+  double b = 0;
+  fp_status st = fp_lower_bound(g, &q, time_s, &b, err);
+  if (st == FP_OK)
+    *bound2 = b;
   return st;
 }
 

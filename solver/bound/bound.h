@@ -37,6 +37,18 @@ fp_status solver_peak_restricted(const fp_graph *g, const fp_ilp_params *prm,
 fp_status solver_raise_bound(const fp_graph *g, const fp_ilp_params *prm,
                              double time_s, double *bound, fp_error *err);
 
+/* A lower bound on the second level of prm's objective at a plan with
+ * metrics m (the first level held at m's value, or better): for objective
+ * traffic, the least peak of any plan with peak <= m's (the peak bound on
+ * the graph with the pairs no plan below m's peak groups declared
+ * unfusible; only the structural peak bound when time_s is 0); for
+ * objective peak, the least traffic of any plan with peak <= m's
+ * (fp_lower_bound within time_s); NaN for weighted (one level).  The
+ * plans the second level chooses among are all covered.  FP_ENOMEM. */
+fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
+                              const fp_metrics *m, double time_s,
+                              double *bound2, fp_error *err);
+
 /* The lexicographic optimum (least traffic, then least peak) among the
  * legal plans of g within prm's peak limit (0: the eager peak;
  * FP_NO_LIMIT: none) and fusion limit (prm->limits.max_fusion_size, else g's),

@@ -36,6 +36,8 @@ void fp_ilp_params_init(fp_ilp_params *prm) {
   prm->lambda = 1.0;
   prm->time_limit_s = FP_ILP_DEFAULT_TIME_LIMIT;
   prm->mip_gap = 0.0;
+  prm->gap = FP_ILP_DEFAULT_GAP;
+  prm->gap2 = FP_ILP_DEFAULT_GAP2;
   prm->window = FP_ILP_DEFAULT_WINDOW;
   prm->warm_start = NULL;
   prm->starts = NULL;
@@ -65,6 +67,10 @@ fp_status fp_ilp_params_check(const fp_ilp_params *prm, fp_error *err) {
   if (!isfinite(prm->mip_gap) || prm->mip_gap < 0)
     return fp_error_set(err, FP_EARG,
                         "solver params: mip_gap must be finite and >= 0");
+  if (!(prm->gap >= 0 && prm->gap < 1)) /* NaN fails both */
+    return fp_error_set(err, FP_EARG, "solver params: gap must be in [0, 1)");
+  if (!(prm->gap2 >= 0 && prm->gap2 < 1))
+    return fp_error_set(err, FP_EARG, "solver params: gap2 must be in [0, 1)");
   if (!isfinite(prm->lambda) || prm->lambda < 0)
     return fp_error_set(err, FP_EARG,
                         "solver params: lambda must be finite and >= 0");

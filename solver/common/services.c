@@ -10,6 +10,7 @@
  * without a call circle.
  */
 #include <glpk.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "heuristics/heuristics.h"
@@ -162,4 +163,40 @@ fp_status solver_eager_peak(const fp_graph *g, uint64_t *peak, fp_error *err) {
   fp_plan_destroy(e);
   *peak = st == FP_OK ? m.peak_bytes : 0;
   return st;
+}
+
+double solver_rel_gap(double value, double bound) {
+  if (isnan(value) || isnan(bound))
+    return NAN;
+  return value > bound && value > 0 ? (value - bound) / value : 0;
+}
+
+void solver_record_second(const fp_ilp_params *prm, fp_solver_info *si,
+                          const fp_metrics *m, double bound2) {
+  if (prm->objective == FP_OBJECTIVE_WEIGHTED || prm->levels < 2)
+    return; /* one level */
+  si->objective2 = prm->objective == FP_OBJECTIVE_TRAFFIC
+                       ? (double)m->peak_bytes
+                       : (double)m->traffic_bytes;
+  /* A proven second level is its own bound. */
+  if (si->levels_proven >= 2 || bound2 > si->objective2)
+    bound2 = si->objective2;
+  si->bound2 = bound2;
+  si->gap2 = solver_rel_gap(si->objective2, bound2);
+}
+
+void solver_stop_reason(const fp_ilp_params *prm, fp_solver_info *si,
+                        bool cancelled, bool timed_out) {
+  bool two = prm->objective != FP_OBJECTIVE_WEIGHTED && prm->levels >= 2;
+  bool p1 = si->gap == 0, w1 = p1 || si->gap <= prm->gap;
+  bool p2 = !two || si->levels_proven >= 2 || si->gap2 == 0;
+  bool w2 = p2 || si->gap2 <= prm->gap2; /* NaN: not within */
+  if (two && p1 && p2 && si->levels_proven >= 1)
+    si->levels_proven = 2;
+  const char *why = p1 && p2    ? "proven"
+                    : w1 && w2  ? "gap"
+                    : cancelled ? "interrupted"
+                    : timed_out ? "time-limit"
+                                : "stalled";
+  snprintf(si->stop_reason, sizeof si->stop_reason, "%s", why);
 }

@@ -53,4 +53,23 @@ void solver_thread_done(void);
  * peak since the thread's environment was created). */
 int64_t solver_glpk_peak(void);
 
+/* (value - bound) / value, 0 when value <= bound or value <= 0; NaN when
+ * either is NaN. */
+double solver_rel_gap(double value, double bound);
+
+/* Fills si's second level (objective2, bound2, gap2) for a plan with
+ * metrics m and a lower bound bound2 (NaN: none) on the second level;
+ * nothing for weighted or prm->levels 1.  A proven second level
+ * (levels_proven 2) gets bound2 = objective2. */
+void solver_record_second(const fp_ilp_params *prm, fp_solver_info *si,
+                          const fp_metrics *m, double bound2);
+
+/* Fills si->stop_reason (and raises si->levels_proven to 2 where the
+ * second level's bound reaches its value) from si's gaps against prm's
+ * tolerances: "proven" when every level of prm is proven, "gap" when each
+ * is proven or within its tolerance, else "interrupted" when `cancelled`,
+ * "time-limit" when `timed_out`, "stalled" otherwise. */
+void solver_stop_reason(const fp_ilp_params *prm, fp_solver_info *si,
+                        bool cancelled, bool timed_out);
+
 #endif /* FP_SOLVER_SERVICES_H */

@@ -85,6 +85,12 @@ static void on_progress(const mip_progress *mp, void *ctx) {
   report(ctx, mp);
 }
 
+/* GLPK's relative gap for this level: the level's tolerance prm->gap, or
+ * the older prm->mip_gap when larger. */
+static double level_gap(const fp_ilp_params *prm) {
+  return prm->gap > prm->mip_gap ? prm->gap : prm->mip_gap;
+}
+
 /* Runs the model through the MIP core under the solve's limits, leaving
  * 5% of the time limit for what follows GLPK (reading the solution,
  * evaluating, choosing): the limit is for the whole solve. */
@@ -95,7 +101,7 @@ static void solve_model(run *R) {
   mp.reserve_s = 0.05 * R->prm->time_limit_s;
   mp.cancel = R->prm->cancel;
   mp.node_limit = R->prm->node_limit;
-  mp.mip_gap = R->prm->mip_gap;
+  mp.mip_gap = level_gap(R->prm);
   mp.warm_x = R->warm_x;
   if (R->prm->progress) {
     mp.progress = on_progress;
@@ -292,7 +298,8 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
       goto done;
     *m = pm;
     record(R, out, m,
-           R->mip.status == GLP_OPT && R->M->exact && R->prm->mip_gap == 0
+           R->mip.status == GLP_OPT && R->M->exact &&
+                   (level_gap(R->prm) == 0 || R->mip.proven)
                ? "optimal"
                : "feasible");
   } else if (R->warm) {
@@ -303,7 +310,7 @@ static fp_status finish(run *R, fp_plan *out, fp_metrics *m, fp_error *err) {
      * matches; it is "feasible" when GLPK ran and found nothing better. */
     bool proved =
         have && R->mip.status == GLP_OPT && R->M->exact &&
-        R->prm->mip_gap == 0 &&
+        (level_gap(R->prm) == 0 || R->mip.proven) &&
         fp_objective_value(R->prm, &pm) == fp_objective_value(R->prm, m);
     record(R, out, m,
            proved ? "optimal"
@@ -364,27 +371,48 @@ done:
   return st;
 }
 
+/* A solve that ends past this share of its limit stopped on it (GLPK's
+ * own limit keeps 5% for the work after it). */
+#define ILP_TIMED_OUT_SHARE 0.9
+
+/* Share of the time left that the second level's own bound may take
+ * (objective peak: a traffic bound within the peak). */
+#define SECOND_BOUND_SHARE 0.1
+
 /* Share of the time limit below which the second level is not started. */
 #define SECOND_LEVEL_MIN_SHARE 0.05
 
-/* The second level: with the objective's optimum *m fixed as a limit
- * (traffic <= it, or peak <= it), the other figure is minimized, starting
- * from the first level's plan.  `out` and *m change only to a plan with
- * the same objective that solver_better prefers.  How many levels are
- * proven into *levels (1, or 2 when the second solve proved its optimum).
- * FP_OK, or FP_ENOMEM (an out-of-memory is never taken for "no better
- * plan"); the second solve's other failures only leave one level. */
+/* The second level: with the objective's value *m fixed as a limit
+ * (traffic <= it, or peak <= it), the other figure is minimized to within
+ * prm->gap2 (GLPK's gap), starting from the first level's plan.  `out`
+ * and *m change only to a plan with the same objective that
+ * solver_better prefers; the solve is skipped when solver_second_bound
+ * already puts the plan within prm->gap2.  How many levels are proven
+ * into *levels (1, or 2 when the second solve proved its optimum), the
+ * best bound on the other figure into *bound2.  FP_OK, or
+ * FP_ENOMEM (an out-of-memory is never taken for "no better plan"); the
+ * second solve's other failures only leave one level. */
 static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
                               double t0, fp_plan *out, fp_metrics *m,
-                              int64_t *levels, fp_error *err) {
+                              int64_t *levels, double *bound2, fp_error *err) {
   double left = prm->time_limit_s - (fp_clock_now() - t0);
   fp_ilp_params q = *prm;
   *levels = 1;
+  /* A bound that already meets the tolerance spares the second solve. */
+  fp_status st =
+      solver_second_bound(g, prm, m, SECOND_BOUND_SHARE * left, bound2, err);
+  double v2 = prm->objective == FP_OBJECTIVE_TRAFFIC ? (double)m->peak_bytes
+                                                     : (double)m->traffic_bytes;
+  if (st != FP_OK || solver_rel_gap(v2, *bound2) <= prm->gap2)
+    return st;
+  left = prm->time_limit_s - (fp_clock_now() - t0);
   if (left < SECOND_LEVEL_MIN_SHARE * prm->time_limit_s || m->peak_bytes == 0)
     return FP_OK;
   q.time_limit_s = left;
   q.warm_start = out;
   q.lp_out = q.mps_out = NULL;
+  q.gap = prm->gap2;
+  q.mip_gap = 0;
   if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
     q.objective = FP_OBJECTIVE_PEAK;
     q.limits.traffic = m->traffic_bytes < prm->limits.traffic
@@ -396,10 +424,12 @@ static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
   }
   fp_plan *p = fp_plan_create();
   fp_metrics pm;
-  fp_status st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
+  st = p ? solve_level(g, &q, p, &pm, err) : FP_ENOMEM;
   if (st == FP_OK &&
       fp_objective_value(prm, &pm) == fp_objective_value(prm, m)) {
+    double b = fp_plan_solver_const(p)->bound; /* every plan within q's */
     *levels = strcmp(fp_plan_solver_const(p)->status, "optimal") == 0 ? 2 : 1;
+    *bound2 = b > *bound2 ? b : *bound2;
     if (solver_better(prm, &pm, m) && (st = fp_plan_copy(out, p, err)) == FP_OK)
       *m = pm;
   }
@@ -421,13 +451,26 @@ fp_status fp_ilp_solve(const fp_graph *g, const fp_ilp_params *prm,
     return st;
   fp_solver_info first = *fp_plan_solver_const(out);
   bool proved = strcmp(first.status, "optimal") == 0;
+  double bound2 = NAN;
   first.levels_proven = proved ? 1 : 0;
-  if (proved && prm->objective != FP_OBJECTIVE_WEIGHTED && prm->levels > 1 &&
-      fp_graph_node_count(g) > 0 &&
-      (st = second_level(g, prm, t0, out, mm, &first.levels_proven, err)) !=
-          FP_OK)
-    return st;
+  /* Within its tolerance the first level is done as well: the second
+   * holds its value. */
+  if ((proved || first.gap <= prm->gap) &&
+      prm->objective != FP_OBJECTIVE_WEIGHTED && prm->levels > 1 &&
+      fp_graph_node_count(g) > 0) {
+    int64_t levels = 1;
+    st = second_level(g, prm, t0, out, mm, &levels, &bound2, err);
+    if (st != FP_OK)
+      return st;
+    first.levels_proven = proved ? levels : 0;
+  }
+  if (isnan(bound2) && prm->objective != FP_OBJECTIVE_WEIGHTED &&
+      (st = solver_second_bound(g, prm, mm, 0, &bound2, err)) != FP_OK)
+    return st; /* no second solve: the structural bound */
   first.time_s = fp_clock_now() - t0;
+  solver_record_second(prm, &first, mm, bound2);
+  solver_stop_reason(prm, &first, prm->cancel && *prm->cancel,
+                     first.time_s >= ILP_TIMED_OUT_SHARE * prm->time_limit_s);
   *fp_plan_solver(out) = first; /* the record of the first level */
   return fp_plan_set_graph_name(out, fp_graph_name(g), err);
 }

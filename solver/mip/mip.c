@@ -10,6 +10,7 @@
  * internal error longjmps back to mip_solve, which frees the thread's
  * GLPK environment instead of letting GLPK abort the process.
  */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -220,8 +221,16 @@ static void solve(glp_prob *lp, mip_run *R) {
   io.cb_func = callback;
   io.cb_info = R;
   double root_bound = R->res->bound;
-  glp_intopt(lp, &io);
+  int rc = glp_intopt(lp, &io);
   R->res->status = glp_mip_status(lp);
+  R->res->proven = rc == 0 && R->res->status == GLP_OPT;
+  if (rc == GLP_EMIPGAP && R->res->status == GLP_OPT) {
+    /* Stopped at mip_gap: GLPK's test is |incumbent - bound| <= mip_gap *
+     * (|incumbent| + DBL_EPSILON), so its bound is at least this. */
+    double inc = glp_mip_obj_val(lp);
+    double b = inc - io.mip_gap * (fabs(inc) + DBL_EPSILON);
+    R->res->bound = b > R->res->bound ? b : R->res->bound;
+  }
   if ((R->res->status == GLP_OPT || R->res->status == GLP_FEAS) &&
       !mip_point_feasible(lp, NULL, MIP_TOL_ROW, MIP_TOL_CHECK_INT)) {
     /* A wrong incumbent pruned the tree: neither it nor the node bounds
@@ -229,6 +238,7 @@ static void solve(glp_prob *lp, mip_run *R) {
     R->res->status = GLP_UNDEF;
     R->res->bound = root_bound;
     R->res->rejected = true;
+    R->res->proven = false;
   }
 }
 
@@ -286,6 +296,7 @@ void mip_solve(glp_prob **lp, const mip_params *mp, mip_result *res) {
   res->status = 0;
   res->bound = MIP_BOUND_UNKNOWN;
   res->nodes = 0;
+  res->proven = false;
   res->glpk_failed = false;
   res->rejected = false;
   mip_quiet(true);

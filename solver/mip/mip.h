@@ -66,6 +66,9 @@ typedef struct mip_result {
   bool rejected;    /* GLPK's integer solution broke a row or bound of the
                        model (numerical trouble): status was set to
                        GLP_UNDEF and bound back to the root LP's */
+  bool proven;      /* branch-and-bound ended with its tree explored (not at
+                       mip_gap, a limit or a stop): the incumbent is the
+                       model's optimum */
 } mip_result;
 
 /* Fills `mp` with the defaults above (no limits, no warm start). */

@@ -210,7 +210,7 @@ static int32_t widest_gap(const sweep *S, int32_t *unproven) {
   int32_t best = -1;
   *unproven = 0;
   for (int32_t i = 0; i < S->n; i++) {
-    if (S->pts[i].gap <= 0 || S->stalls[i] >= REFINE_STALL)
+    if (S->pts[i].gap <= S->p.gap || S->stalls[i] >= REFINE_STALL)
       continue;
     ++*unproven;
     if (best < 0 || S->pts[i].gap > S->pts[best].gap)

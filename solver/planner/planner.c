@@ -55,6 +55,8 @@ static fp_status run_exhaustive(const fp_graph *g, const fp_plan_request *req,
 #define EXACT_                                                                 \
   (ALL_ | FP_PLANNER_OPT_OBJECTIVE | FP_PLANNER_OPT_TRAFFIC_LIMIT |            \
    FP_PLANNER_OPT_LAMBDA)
+/* The anytime exact methods' tolerances of the two levels. */
+#define GAPS_ (FP_PLANNER_OPT_GAP | FP_PLANNER_OPT_GAP2)
 
 /*
  * The methods, in the order of `fuseplan solve --help`; the first is the
@@ -73,10 +75,11 @@ static const fp_planner planners[] = {
      "when the model is small enough;\n"
      "else the best plan known, improved window by window\n"
      "with small exact ILPs (larger ones when passes stop\n"
-     "improving) until the time limit; reports a lower\n"
+     "improving) until both levels are proven or within\n"
+     "--gap/--gap2, or the time limit; reports a lower\n"
      "bound and gap.  Ctrl-C returns the best plan so far",
      EXACT_ | FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_JOBS |
-         FP_PLANNER_OPT_SEED | FP_PLANNER_OPT_START,
+         FP_PLANNER_OPT_SEED | FP_PLANNER_OPT_START | GAPS_,
      FP_PLANNER_EXACT | FP_PLANNER_PEAK_LIMITED | FP_PLANNER_ANYTIME |
          FP_PLANNER_PARETO,
      FP_METHOD_GREEDY_PEAK, run_auto},
@@ -90,7 +93,7 @@ static const fp_planner planners[] = {
      "than the heuristics",
      EXACT_ | FP_PLANNER_OPT_WINDOW | FP_PLANNER_OPT_MIP_GAP |
          FP_PLANNER_OPT_LP_OUT | FP_PLANNER_OPT_MPS_OUT |
-         FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_START,
+         FP_PLANNER_OPT_TIME_LIMIT | FP_PLANNER_OPT_START | GAPS_,
      FP_PLANNER_EXACT | FP_PLANNER_PEAK_LIMITED | FP_PLANNER_ANYTIME |
          FP_PLANNER_PARETO,
      FP_METHOD_GREEDY_PEAK, run_ilp},
@@ -168,6 +171,8 @@ static void drop_unaccepted(const fp_planner *pl, fp_plan_request *r) {
   DROP_(LAMBDA, ilp.lambda)
   DROP_(WINDOW, ilp.window)
   DROP_(MIP_GAP, ilp.mip_gap)
+  DROP_(GAP, ilp.gap)
+  DROP_(GAP2, ilp.gap2)
   DROP_(LP_OUT, ilp.lp_out)
   DROP_(MPS_OUT, ilp.mps_out)
   DROP_(TIME_LIMIT, ilp.time_limit_s)

@@ -117,6 +117,9 @@ typedef struct lns {
   int64_t solved, accepted;
   int64_t glpk_peak; /* most bytes GLPK's heap held, over all windows */
   double bound;      /* lower bound on the objective, valid for every plan */
+  double bound2;     /* lower bound on the second level (the other figure
+                        among plans at least as good at the first); NaN
+                        until second_bound ran */
   uint64_t rng;
   bool sweeping;      /* the opening sweep: fixed window size */
   int32_t first;      /* the last pass's first-window length */
@@ -149,6 +152,28 @@ static uint64_t next_random(lns *L) {
 static bool out_of_time(const lns *L) {
   return fp_clock_now() > L->deadline ||
          (L->prm->cancel && *L->prm->cancel != 0);
+}
+
+/* The current plan's second figure: peak for objective traffic, traffic
+ * for objective peak (weighted has one level). */
+static double second_value(const lns *L) {
+  return L->prm->objective == FP_OBJECTIVE_TRAFFIC
+             ? (double)L->cur_m.peak_bytes
+             : (double)L->cur_m.traffic_bytes;
+}
+
+/* Whether the first level is still open: above the bound by more than
+ * the tolerance prm->gap. */
+static bool level1_open(const lns *L) {
+  double v = fp_objective_value(L->prm, &L->cur_m);
+  return v > L->bound && solver_rel_gap(v, L->bound) > L->prm->gap;
+}
+
+/* Whether the second level is still open: no bound yet, or above it by
+ * more than prm->gap2. */
+static bool level2_open(const lns *L) {
+  double g2 = solver_rel_gap(second_value(L), L->bound2);
+  return isnan(g2) || (g2 > 0 && g2 > L->prm->gap2);
 }
 
 /* Steps and timeline of the current plan.  FP_OK or FP_ENOMEM. */
@@ -587,7 +612,7 @@ static fp_status run_pass(lns *L, bool *improved, fp_error *err) {
   fp_status st = jobs ? plan_pass(L, &w, &count, err)
                       : fp_error_set(err, FP_ENOMEM, "out of memory");
   while (st == FP_OK && next < count && !out_of_time(L) &&
-         (L->second || fp_objective_value(L->prm, &L->cur_m) > L->bound)) {
+         (L->second ? level2_open(L) : level1_open(L))) {
     int32_t n = 0;
     st = next_batch(L, w, count, &next, jobs, &n, err);
     if (st == FP_OK)
@@ -671,8 +696,7 @@ static fp_status gather_pass(lns *L, bool *improved, fp_error *err) {
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   int32_t from = (int32_t)(next_random(L) % (uint64_t)n);
   fp_status st = FP_OK;
-  for (int32_t i = 0; st == FP_OK && i < n && !out_of_time(L) &&
-                      fp_objective_value(L->prm, &L->cur_m) > L->bound;
+  for (int32_t i = 0; st == FP_OK && i < n && !out_of_time(L) && level1_open(L);
        i++) {
     int32_t v = (from + i) % n;
     bool better = false;
@@ -728,6 +752,11 @@ static void record(lns *L, fp_plan *out) {
   /* The window search proves no optimum of the other figure; the exact
    * search does. */
   si->levels_proven = L->both_proven ? 2 : si->bound >= si->objective ? 1 : 0;
+  solver_record_second(L->prm, si, &L->cur_m, L->bound2);
+  /* The last window of a pass ends at the deadline, a hair before it. */
+  solver_stop_reason(L->prm, si, L->prm->cancel && *L->prm->cancel,
+                     fp_clock_now() >
+                         L->deadline - 0.01 * L->prm->time_limit_s);
   si->time_s = fp_clock_now() - L->t0;
   si->nodes = L->solved;
   int64_t here = solver_glpk_peak(); /* includes the bound's cluster ILPs */
@@ -753,6 +782,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
   L->moves_clean = -1;
+  L->bound2 = NAN;
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
   if (st != FP_OK)
     return st;
@@ -834,6 +864,22 @@ static fp_status exact_again(lns *L, fp_error *err) {
   return st;
 }
 
+/* Raises L->bound2 to solver_second_bound at the current plan: for
+ * objective traffic, the peak bound below the current peak (a few tenths
+ * of a second; structural only once out of time); for objective peak,
+ * the traffic bound within the current peak, on BOUND_TIME_SHARE of the
+ * limit at most and half the time left.  FP_OK or FP_ENOMEM. */
+static fp_status second_bound(lns *L, fp_error *err) {
+  double left = L->deadline - fp_clock_now(), b = NAN;
+  double share = L->prm->time_limit_s * BOUND_TIME_SHARE;
+  bool stop = left <= 0 || (L->prm->cancel && *L->prm->cancel);
+  double t = stop ? 0 : left / 2 < share ? left / 2 : share;
+  fp_status st = solver_second_bound(L->g, L->prm, &L->cur_m, t, &b, err);
+  if (st == FP_OK && (isnan(L->bound2) || b > L->bound2))
+    L->bound2 = b;
+  return st;
+}
+
 /* Passes until the time limit, the bound, or idle passes at the top
  * effort; then the lexicographic second level with the time left:
  * passes that hold the objective and lower the other figure (windows
@@ -845,26 +891,23 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   fp_status st = move_pass(L, &first_moves, err);
   L->sweeping = true;
   L->W = SWEEP_NODES;
-  for (int i = 0; st == FP_OK && i < SWEEP_PASSES && !out_of_time(L) &&
-                  fp_objective_value(prm, &L->cur_m) > L->bound;
+  for (int i = 0;
+       st == FP_OK && i < SWEEP_PASSES && !out_of_time(L) && level1_open(L);
        i++) {
     bool improved;
     st = run_pass(L, &improved, err);
   }
   L->sweeping = false;
   L->W = FP_AUTO_WINDOW_START;
-  for (int idle = 0; st == FP_OK && !out_of_time(L) &&
-                     fp_objective_value(prm, &L->cur_m) > L->bound;) {
+  for (int idle = 0; st == FP_OK && !out_of_time(L) && level1_open(L);) {
     bool improved;
     st = move_pass(L, &improved, err);
-    if (st == FP_OK && !out_of_time(L) &&
-        fp_objective_value(prm, &L->cur_m) > L->bound) {
+    if (st == FP_OK && !out_of_time(L) && level1_open(L)) {
       bool windows;
       st = run_pass(L, &windows, err);
       improved |= windows;
     }
-    if (st == FP_OK && !improved && !out_of_time(L) &&
-        fp_objective_value(prm, &L->cur_m) > L->bound)
+    if (st == FP_OK && !improved && !out_of_time(L) && level1_open(L))
       st = gather_pass(L, &improved, err);
     idle = improved ? 0 : idle + 1;
     if (st == FP_OK && idle >= IDLE_PASSES && !L->exact_tried) {
@@ -876,14 +919,23 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
     if (idle >= IDLE_PASSES)
       idle = 0;
   }
-  L->second = prm->objective != FP_OBJECTIVE_WEIGHTED && !L->both_proven;
-  for (int idle = 0;
-       st == FP_OK && L->second && idle < IDLE_PASSES && !out_of_time(L);) {
+  L->second = prm->objective != FP_OBJECTIVE_WEIGHTED && prm->levels > 1 &&
+              !L->both_proven;
+  if (st == FP_OK && L->second)
+    st = second_bound(L, err);
+  /* Idle: a pass that does not lower the second figure (one that only
+   * saves a kernel goes on forever on real graphs). */
+  for (int idle = 0; st == FP_OK && L->second && idle < IDLE_PASSES &&
+                     !out_of_time(L) && level2_open(L);) {
+    double before = second_value(L);
     bool improved, moved = false;
     st = run_pass(L, &improved, err);
-    if (st == FP_OK && !improved && !out_of_time(L))
+    if (st == FP_OK && !improved && !out_of_time(L) && level2_open(L))
       st = move_pass(L, &moved, err);
-    idle = improved || moved ? 0 : idle + 1;
+    bool lower = second_value(L) < before;
+    idle = lower ? 0 : idle + 1;
+    if (st == FP_OK && lower && level2_open(L))
+      st = second_bound(L, err);
   }
   return st;
 }
@@ -908,10 +960,53 @@ static void exact_worth_trying(const fp_graph *g, const fp_ilp_params *prm,
   ilp_free(&M);
 }
 
+/* Whether the best start (solver_best_heuristic) is already within
+ * prm->gap of the global bound, which is computed on BOUND_TIME_SHARE of
+ * the limit into *bound (NaN when there is no start): then the exact
+ * model's try is skipped.  The bound proves in tenths of a second what
+ * the exact model took 17 s to prove on resmlp_12_224.fwd (126 nodes,
+ * 60 s limit).  FP_OK or FP_ENOMEM. */
+static fp_status start_proven(const fp_graph *g, const fp_ilp_params *prm,
+                              double *bound, bool *yes, fp_error *err) {
+  uint64_t eager = 0;
+  fp_plan *start = NULL;
+  fp_metrics sm;
+  *bound = NAN;
+  *yes = false;
+  fp_status st = solver_eager_peak(g, &eager, err);
+  uint64_t cap = fp_limits_peak_cap(&prm->limits, eager);
+  if (st == FP_OK)
+    st = solver_best_heuristic(g, prm, eager, cap, &start, &sm, err);
+  if (st == FP_OK && start)
+    st = fp_lower_bound(g, prm, prm->time_limit_s * BOUND_TIME_SHARE, bound,
+                        err);
+  if (st == FP_OK && start)
+    *yes = solver_rel_gap(fp_objective_value(prm, &sm), *bound) <= prm->gap;
+  fp_plan_destroy(start);
+  return st;
+}
+
+/* Whether to try the exact model (exact_worth_trying, unless the bound
+ * already proves the best start: start_proven) into *try; the bound it
+ * computed becomes q->known_bound, so that the window search does not
+ * compute it twice.  FP_OK or FP_ENOMEM. */
+static fp_status decide_exact_try(const fp_graph *g, const fp_ilp_params *prm,
+                                  fp_ilp_params *q, bool *try, fp_error *err) {
+  double b = NAN;
+  bool settled = false;
+  exact_worth_trying(g, prm, try);
+  fp_status st = *try ? start_proven(g, prm, &b, &settled, err) : FP_OK;
+  *try = *try && !settled;
+  if (st == FP_OK && isfinite(b) && !(q->known_bound >= b))
+    q->known_bound = b;
+  return st;
+}
+
 /* The exact ILP on EXACT_TRY_SHARE of the time (EXACT_SMALL_SHARE up to
  * FP_ILP_EXACT_NODES).  *plan (caller frees) is its
- * answer; *proven when its first level is proven, which makes it auto's
- * answer (labelled so, its metrics in *m).  FP_EINFEASIBLE is returned
+ * answer; *proven when it is final (its first level proven and its
+ * stop_reason "proven" or "gap"), which makes it auto's answer (labelled
+ * so, its metrics in *m).  FP_EINFEASIBLE is returned
  * only when every plan is over the limits; other errors as fp_ilp_solve. */
 static fp_status exact_first(const fp_graph *g, const fp_ilp_params *prm,
                              fp_plan **plan, bool *proven, fp_metrics *m,
@@ -928,7 +1023,10 @@ static fp_status exact_first(const fp_graph *g, const fp_ilp_params *prm,
   if (st != FP_OK)
     return st;
   fp_solver_info *si = fp_plan_solver(*plan);
-  *proven = si->levels_proven >= 1;
+  /* Final only when its second level is done too; otherwise the window
+   * search goes on from it, with its first level closed. */
+  *proven = si->levels_proven >= 1 && (strcmp(si->stop_reason, "proven") == 0 ||
+                                       strcmp(si->stop_reason, "gap") == 0);
   if (*proven) {
     snprintf(si->method, sizeof si->method, "auto");
     if (m)
@@ -939,7 +1037,8 @@ static fp_status exact_first(const fp_graph *g, const fp_ilp_params *prm,
 
 /* Labels plan p, found by the exact search in `seconds` with metrics m,
  * as auto's answer proven at both levels. */
-static void search_record(fp_plan *p, const fp_metrics *m, double seconds) {
+static void search_record(const fp_ilp_params *prm, fp_plan *p,
+                          const fp_metrics *m, double seconds) {
   fp_solver_info *si = fp_plan_solver(p);
   fp_solver_info_init(si);
   snprintf(si->method, sizeof si->method, "auto");
@@ -948,6 +1047,8 @@ static void search_record(fp_plan *p, const fp_metrics *m, double seconds) {
   si->gap = 0;
   si->levels_proven = 2;
   si->time_s = seconds;
+  solver_record_second(prm, si, m, NAN);
+  solver_stop_reason(prm, si, false, false);
 }
 
 /* The exact search first (EXACT_SEARCH_SHARE), for objective traffic on
@@ -989,7 +1090,7 @@ static fp_status search_first(const fp_graph *g, const fp_ilp_params *prm,
     st = fp_plan_eval_k(g, *plan, prm->limits.max_fusion_size, m, NULL, err);
   *proven = st == FP_OK && r.solved && r.found;
   if (*proven)
-    search_record(*plan, m, fp_clock_now() - t0);
+    search_record(prm, *plan, m, fp_clock_now() - t0);
   else {
     fp_plan_destroy(*plan);
     *plan = NULL;
@@ -1023,7 +1124,8 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
     fp_plan_destroy(exact);
     return st;
   }
-  exact_worth_trying(g, prm, &try_exact);
+  if ((st = decide_exact_try(g, prm, &q, &try_exact, err)) != FP_OK)
+    return st;
   /* The search may have spent the whole limit (a tiny one, a slow
    * machine): then the window search's heuristic starts answer alone. */
   double left = prm->time_limit_s - (fp_clock_now() - t0);
@@ -1053,6 +1155,8 @@ fp_status fp_auto_solve(const fp_graph *g, const fp_ilp_params *prm,
     st = fp_plan_copy(out, L.cur, err);
   if (st == FP_OK)
     st = fp_plan_set_graph_name(out, fp_graph_name(g), err);
+  if (st == FP_OK && isnan(L.bound2) && prm->objective != FP_OBJECTIVE_WEIGHTED)
+    st = second_bound(&L, err); /* the search ended before the second level */
   if (st == FP_OK) {
     report(&L, true);
     record(&L, out);

@@ -223,6 +223,43 @@ t_run "$FUSEPLAN" solve "$G" --method ilp --order dfs
 t_exit 2 && t_err_has '--order applies to the heuristics'
 t_run "$FUSEPLAN" solve "$G" --method sideways
 t_exit 2 && t_err_has "unknown method 'sideways' (auto, "
+# --gap / --gap2: relative tolerances in [0, 1), auto and ilp (and pareto)
+# only; the plan says why the solve stopped and prints the second gap.
+t_case 'gap tolerances: bad values and methods are usage errors'
+for v in -0.1 nan 1 1.5 inf x ''; do
+  for o in gap gap2; do
+    t_run "$FUSEPLAN" solve "$G" --$o "$v"
+    t_exit 2 && t_err_has "--$o: expected a number >= 0 and < 1"
+    t_run "$FUSEPLAN" pareto "$G" --points 2 --$o "$v"
+    t_exit 2 && t_err_has "--$o: expected a number >= 0 and < 1"
+  done
+done
+t_run "$FUSEPLAN" solve "$G" --method exhaustive --gap2 0.1
+t_exit 2 && t_err_has '--gap2 applies to --method auto or ilp'
+t_case 'solve records stop_reason and the second level'
+# ilp: the peak bound is within 0.5 of its plan's peak, so the second
+# solve is skipped (stopped: gap); by default it runs and proves it.
+t_run "$FUSEPLAN" solve "$G" --method ilp --gap2 0.5 --time-limit 60 -o "$T/gap.json"
+t_exit 0 && t_err_has ', stopped: gap'
+t_true 'ilp --gap2 0.5: stop_reason gap' grep -q '"stop_reason": "gap"' "$T/gap.json"
+t_eq 'ilp --gap2 0.5: one level proven' "$(json_num levels_proven "$T/gap.json")" 1
+for m in auto ilp; do
+  t_run "$FUSEPLAN" solve "$G" --method "$m" --gap 0.01 --time-limit 60 -o "$T/gap.$m.json"
+  t_exit 0 && t_err_has ', gap2 ' && t_err_has ', stopped: proven'
+  t_true "$m stop_reason" grep -q '"stop_reason": "proven"' "$T/gap.$m.json"
+  t_eq "$m objective2 = peak" "$(json_num objective2 "$T/gap.$m.json")" \
+    "$(json_num peak_bytes "$T/gap.$m.json")"
+  t_eq "$m bound2 = objective2" "$(json_num bound2 "$T/gap.$m.json")" \
+    "$(json_num objective2 "$T/gap.$m.json")"
+done
+t_case 'solve --gap2 0.5 on gpt2.bwd stops on the gap, long before 60 s'
+t_run "$FUSEPLAN" solve "$top_srcdir/data/graphs/gpt2.bwd.json.gz" --gap2 0.5 --time-limit 60 -o "$T/gpt2.json"
+t_exit 0 && t_err_has ', stopped: gap'
+t_true 'gpt2 gap2 in (0, 0.5]' awk -v g="$(grep -o '"gap2": [0-9.e-]*' "$T/gpt2.json" | sed 's/.*: //')" \
+  'BEGIN { exit !(g > 0 && g <= 0.5) }'
+t_true 'gpt2 time_s < 30' awk -v t="$(grep -o '"time_s": [0-9.e-]*' "$T/gpt2.json" | sed 's/.*: //')" \
+  'BEGIN { exit !(t < 30) }'
+
 # pareto's usage line lists the methods that can drive it; each runs.
 t_case 'pareto --help lists its methods'
 t_run "$FUSEPLAN" pareto --help

@@ -187,6 +187,11 @@ START_TEST(plan_round_trip) {
   ck_assert(qi->objective == 12345 && qi->bound == 12000.5 && qi->gap == 0.1);
   ck_assert_int_eq(qi->nodes, 42);
   ck_assert_int_eq(qi->rows, -1);
+  /* A record without the second level and stop reason (older files)
+   * loads with them unset, and writes none. */
+  ck_assert(isnan(qi->objective2) && isnan(qi->bound2) && isnan(qi->gap2));
+  ck_assert_str_eq(qi->stop_reason, "");
+  ck_assert_ptr_null(strstr(a, "stop_reason"));
   const fp_plan_claims *c = fp_plan_claims_get(q);
   ck_assert(c->traffic_bytes == (double)m.traffic_bytes);
   ck_assert(c->peak_bytes == (double)m.peak_bytes); /* above 2^53 here */
@@ -196,6 +201,20 @@ START_TEST(plan_round_trip) {
   ck_assert_str_eq(a, b);
   free(a);
   free(b);
+  /* ... and with them, they round-trip. */
+  si->objective2 = 5000;
+  si->bound2 = 4990.5;
+  si->gap2 = 0.0019;
+  strcpy(si->stop_reason, "gap");
+  a = fp_plan_to_json(p, g, &m, 1, NULL);
+  fp_plan_destroy(q);
+  q = NULL;
+  ck_assert_int_eq(fp_plan_load_buffer(a, strlen(a), "p", g, &q, &err), FP_OK);
+  qi = fp_plan_solver_const(q);
+  ck_assert(qi->objective2 == 5000 && qi->bound2 == 4990.5 &&
+            qi->gap2 == 0.0019);
+  ck_assert_str_eq(qi->stop_reason, "gap");
+  free(a);
   fp_plan_destroy(p);
   fp_plan_destroy(q);
   fp_graph_destroy(g);

@@ -12,6 +12,7 @@
 
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
+#include "model/json.h"
 #include "model/util.h"
 #include "solver/common/solver_test.h"
 #include "solver/solver.h"
@@ -658,6 +659,86 @@ START_TEST(auto_tiny_time_limit_returns_a_plan) {
 }
 END_TEST
 
+/* A graph of the corpus (top_srcdir/DIR/NAME.json.gz). */
+static fp_graph *corpus_graph(const char *dir, const char *name) {
+  const char *top = getenv("top_srcdir");
+  char path[4096];
+  fp_graph *g = NULL;
+  fp_error err;
+  snprintf(path, sizeof path, "%s/%s/%s.json.gz", top ? top : "..", dir, name);
+  ck_assert_msg(fp_graph_load_file(path, &g, &err) == FP_OK, "%s", err.msg);
+  return g;
+}
+
+/* The multiplier of wall-clock allowances (CK_TIMEOUT_MULTIPLIER, > 1
+ * under sanitizers). */
+static double time_slack(void) {
+  const char *mult = getenv("CK_TIMEOUT_MULTIPLIER");
+  return mult ? atof(mult) : 1.0;
+}
+
+/* auto on g under a 60 s limit with tolerance gap2 into p; its wall
+ * seconds. */
+static double auto_60(const fp_graph *g, double gap2, fp_plan *p,
+                      fp_metrics *m) {
+  fp_ilp_params prm;
+  fp_error err;
+  fp_ilp_params_init(&prm);
+  prm.time_limit_s = 60;
+  prm.gap2 = gap2;
+  double t0 = fp_clock_now();
+  ck_assert_msg(fp_auto_solve(g, &prm, p, m, &err) == FP_OK, "%s", err.msg);
+  return fp_clock_now() - t0;
+}
+
+/* With a 60 s limit, auto stops once its answer is final instead of at
+ * the limit: generated 36-node graphs (the exact search proves both
+ * levels in milliseconds) and resmlp_12_224.fwd (126 nodes; 18.8 s of a
+ * 60 s limit before the stop rule, for an answer final in 0.2 s) end
+ * within 2 s, stopped because every level is proven or within its
+ * tolerance. */
+START_TEST(auto_stops_when_final) {
+  fp_graph *g = _i < FP_GEN_FAMILY_COUNT_
+                    ? tu_generated((fp_gen_family)_i, 36, 1)
+                    : corpus_graph("data/exported", "resmlp_12_224.fwd");
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  double took = auto_60(g, FP_ILP_DEFAULT_GAP2, p, &m);
+  const fp_solver_info *si = fp_plan_solver(p);
+  ck_assert_msg(took < 2.0 * time_slack(), "case %d took %.2f s (%s)", _i, took,
+                si->stop_reason);
+  ck_assert_msg(strcmp(si->stop_reason, "proven") == 0 ||
+                    strcmp(si->stop_reason, "gap") == 0,
+                "case %d: %s", _i, si->stop_reason);
+  ck_assert(si->gap == 0 && si->gap2 <= FP_ILP_DEFAULT_GAP2);
+  ck_assert(si->bound2 <= si->objective2 && si->objective2 == m.peak_bytes);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* --gap2 0.5 on gpt2.bwd, whose second level (peak among least-traffic
+ * plans) is not proven (0.031% above its bound): the search stops once
+ * the first level is proven, with stop_reason "gap", the gap2 it reports
+ * at most 0.5 and consistent with its figures, long before the limit. */
+START_TEST(auto_stops_within_gap2) {
+  fp_graph *g = corpus_graph("data/graphs", "gpt2.bwd");
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  double took = auto_60(g, 0.5, p, &m);
+  const fp_solver_info *si = fp_plan_solver(p);
+  ck_assert_str_eq(si->stop_reason, "gap");
+  ck_assert_int_eq(si->levels_proven, 1);
+  ck_assert(si->gap == 0 && si->gap2 > 0 && si->gap2 <= 0.5);
+  ck_assert(si->objective2 == (double)m.peak_bytes);
+  ck_assert(fabs(si->gap2 - (si->objective2 - si->bound2) / si->objective2) <
+            1e-12);
+  ck_assert_msg(took < 15 * time_slack(), "took %.1f s", took);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(auto_bad_params_and_infeasible) {
   fp_graph *g = tu_generated(FP_GEN_MLP, 60, 1);
   fp_ilp_params prm;
@@ -670,6 +751,14 @@ START_TEST(auto_bad_params_and_infeasible) {
   fp_ilp_params_init(&prm);
   prm.node_limit = -1;
   ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EARG);
+  static const double bad_gaps[] = {-0.01, NAN, 1.0, INFINITY};
+  for (int i = 0; i < 8; i++) { /* gap, then gap2 */
+    fp_ilp_params_init(&prm);
+    *(i < 4 ? &prm.gap : &prm.gap2) = bad_gaps[i % 4];
+    ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EARG);
+    ck_assert(strstr(err.msg, i < 4 ? "gap " : "gap2") != NULL);
+    ck_assert_int_eq(fp_ilp_solve(g, &prm, p, NULL, &err), FP_EARG);
+  }
   fp_ilp_params_init(&prm);
   prm.limits.peak = 1;
   ck_assert_int_eq(fp_auto_solve(g, &prm, p, NULL, &err), FP_EINFEASIBLE);
@@ -710,6 +799,8 @@ static Suite *suite(void) {
   tcase_add_test(o, auto_uses_its_time);
   tcase_add_test(o, auto_cancel_returns_a_plan);
   tcase_add_test(o, auto_bad_params_and_infeasible);
+  tcase_add_loop_test(o, auto_stops_when_final, 0, FP_GEN_FAMILY_COUNT_ + 1);
+  tcase_add_test(o, auto_stops_within_gap2);
   tcase_add_loop_test(o, auto_tiny_time_limit_returns_a_plan, 0, 9);
   suite_add_tcase(s, o);
   return s;

@@ -48,7 +48,7 @@ START_TEST(row_breaking_solution_is_refused) {
   mip_solve(&lp, &mp, &res);
   ck_assert_ptr_nonnull(lp);
   ck_assert(!res.glpk_failed);
-  ck_assert(res.rejected);
+  ck_assert(res.rejected && !res.proven);
   ck_assert_int_eq(res.status, GLP_UNDEF);
   /* the root LP's bound: at most the true optimum */
   ck_assert(res.bound <= -1 + 1e-9);
@@ -80,6 +80,7 @@ START_TEST(no_warm_start_finds_the_optimum) {
   mip_solve(&lp, &mp, &res);
   ck_assert(!res.rejected);
   ck_assert_int_eq(res.status, GLP_OPT);
+  ck_assert(res.proven); /* the tree explored, not stopped at a gap */
   ck_assert(fabs(glp_mip_obj_val(lp) + 1) < 1e-9);
   ck_assert(glp_mip_col_val(lp, 1) + glp_mip_col_val(lp, 2) +
                 glp_mip_col_val(lp, 3) ==

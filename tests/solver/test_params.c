@@ -19,6 +19,8 @@ START_TEST(params_defaults_and_names) {
   ck_assert(p.lambda == 1.0);
   ck_assert(p.time_limit_s == FP_ILP_DEFAULT_TIME_LIMIT);
   ck_assert(p.mip_gap == 0.0);
+  ck_assert(p.gap == FP_ILP_DEFAULT_GAP && p.gap == 0.0);
+  ck_assert(p.gap2 == FP_ILP_DEFAULT_GAP2 && p.gap2 > 0 && p.gap2 <= 1e-3);
   ck_assert_int_eq(p.window, FP_ILP_DEFAULT_WINDOW);
   ck_assert_int_eq(p.levels, FP_ILP_DEFAULT_LEVELS);
   ck_assert_int_eq(p.limits.max_fusion_size, 0);
@@ -67,6 +69,27 @@ static void bad_gap(fp_ilp_params *p) {
 static void bad_gap_nan(fp_ilp_params *p) {
   p->mip_gap = NAN;
 }
+static void bad_level_gap_neg(fp_ilp_params *p) {
+  p->gap = -1e-9;
+}
+static void bad_level_gap_nan(fp_ilp_params *p) {
+  p->gap = NAN;
+}
+static void bad_level_gap_one(fp_ilp_params *p) {
+  p->gap = 1;
+}
+static void bad_gap2_neg(fp_ilp_params *p) {
+  p->gap2 = -0.5;
+}
+static void bad_gap2_nan(fp_ilp_params *p) {
+  p->gap2 = NAN;
+}
+static void bad_gap2_inf(fp_ilp_params *p) {
+  p->gap2 = INFINITY;
+}
+static void bad_gap2_one(fp_ilp_params *p) {
+  p->gap2 = 1.0;
+}
 static void bad_lambda(fp_ilp_params *p) {
   p->lambda = -1;
 }
@@ -93,6 +116,13 @@ START_TEST(params_check_names_the_field) {
   expect_bad(bad_time_inf, "time_limit_s");
   expect_bad(bad_gap, "mip_gap");
   expect_bad(bad_gap_nan, "mip_gap");
+  expect_bad(bad_level_gap_neg, "params: gap must");
+  expect_bad(bad_level_gap_nan, "params: gap must");
+  expect_bad(bad_level_gap_one, "params: gap must");
+  expect_bad(bad_gap2_neg, "gap2");
+  expect_bad(bad_gap2_nan, "gap2");
+  expect_bad(bad_gap2_inf, "gap2");
+  expect_bad(bad_gap2_one, "gap2");
   expect_bad(bad_lambda, "lambda");
   expect_bad(bad_lambda_inf, "lambda");
   expect_bad(bad_window, "window");
@@ -110,6 +140,8 @@ START_TEST(params_check_names_the_field) {
   p.lambda = 0;
   p.limits.max_fusion_size = 1;
   p.limits.peak = 1;
+  p.gap = 0.999999; /* just below 1 */
+  p.gap2 = 0;
   ck_assert_int_eq(fp_ilp_params_check(&p, NULL), FP_OK);
 }
 END_TEST
