@@ -461,8 +461,9 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
   if (prm->objective == FP_OBJECTIVE_TRAFFIC) {
     uint64_t b = 0;
     fp_status st =
-        time_s > 0 ? peak_below(g, prm->limits.max_fusion_size, m->peak_bytes, &b, err)
-                   : fp_peak_bound(g, prm->limits.max_fusion_size, 0, &b, err);
+        time_s > 0
+            ? peak_below(g, prm->limits.max_fusion_size, m->peak_bytes, &b, err)
+            : fp_peak_bound(g, prm->limits.max_fusion_size, 0, &b, err);
     if (st == FP_OK)
       *bound2 = (double)b;
     return st;
