@@ -3,51 +3,49 @@
 # data/exported), how long `fuseplan solve` (auto, default tolerances)
 # takes to stop under a generous limit, why it stopped, and the gaps of
 # the two lexicographic levels (traffic, then peak among least-traffic
-# plans); prints a markdown table on stdout.
+# plans): the "proof" section of BENCHMARKS.md.
 #
-# Usage: bench/proof.sh [FUSEPLAN]   (default: build/fuseplan)
+# Usage: bench/proof.sh [--update] [FUSEPLAN]   (from the build directory)
 # Environment: FP_PROOF_S     the --time-limit of each solve (default 60)
 #              FP_PROOF_DIRS  the corpus directories (default: data/graphs
 #                             data/exported)
 #              FP_PROOF_ONLY  a grep -E pattern: only graphs whose name
 #                             matches (default: all)
 set -euo pipefail
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-fp=${1:-$srcdir/build/fuseplan}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_init proof "$@"
 secs=${FP_PROOF_S:-60}
 dirs=${FP_PROOF_DIRS:-"$srcdir/data/graphs $srcdir/data/exported"}
 only=${FP_PROOF_ONLY:-.}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -n 1 | sed 's/.*: *//'; }
 str() { grep -o "\"$1\": *\"[^\"]*\"" "$2" | head -n 1 | sed 's/.*: *"//; s/"$//'; }
-pct() { [ -n "$1" ] && awk -v g="$1" 'BEGIN { printf "%.4f%%", 100 * g }' || echo "-"; }
+pct() { if [ -n "$1" ]; then awk -v g="$1" 'BEGIN { printf "%.4f%%", 100 * g }'; else echo "-"; fi; }
 now() { date +%s.%N; }
 
-echo "\`fuseplan solve GRAPH --time-limit $secs\` (auto, --gap 0, --gap2 1e-3):"
-echo "wall seconds until it stops, why, the gap of each level (level 1:"
-echo "traffic; level 2: peak among plans of that traffic) and the levels"
-echo "proven."
-echo
-echo "| graph | nodes | seconds | stop_reason | gap (traffic) | gap2 (peak) | levels proven |"
-echo "|---|---:|---:|---|---:|---:|---:|"
-stopped=0 total=0
-for d in $dirs; do
-  for g in "$d"/*.json.gz; do
-    case $g in *.plan.json.gz) continue ;; esac
-    name=$(basename "${g%.json.gz}")
-    echo "$name" | grep -Eq "$only" || continue
-    "$fp" info "$g" --json >"$tmp/info.json"
-    t0=$(now)
-    "$fp" solve "$g" --time-limit "$secs" -q -o "$tmp/p.json"
-    t1=$(now)
-    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-    why=$(str stop_reason "$tmp/p.json")
-    total=$((total + 1))
-    case $why in proven | gap) stopped=$((stopped + 1)) ;; esac
-    echo "| $name | $(num nodes "$tmp/info.json") | $wall | $why | $(pct "$(num gap "$tmp/p.json")") | $(pct "$(num gap2 "$tmp/p.json")") | $(num levels_proven "$tmp/p.json") |"
+body() {
+  local stopped=0 total=0 name wall why t0 t1 tmp=$bench_tmp
+  echo "| graph | nodes | seconds | stop_reason | gap (traffic) | gap2 (peak) | levels proven |"
+  echo "|---|---:|---:|---|---:|---:|---:|"
+  for d in $dirs; do
+    for g in "$d"/*.json.gz; do
+      case $g in *.plan.json.gz) continue ;; esac
+      name=$(basename "${g%.json.gz}")
+      echo "$name" | grep -Eq "$only" || continue
+      "$fp" info "$g" --json >"$tmp/info.json"
+      t0=$(now)
+      "$fp" solve "$g" --time-limit "$secs" -q -o "$tmp/p.json"
+      t1=$(now)
+      wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+      why=$(str stop_reason "$tmp/p.json")
+      total=$((total + 1))
+      case $why in proven | gap) stopped=$((stopped + 1)) ;; esac
+      echo "| $name | $(num nodes "$tmp/info.json") | $wall | $why | $(pct "$(num gap "$tmp/p.json")") | $(pct "$(num gap2 "$tmp/p.json")") | $(num levels_proven "$tmp/p.json") |"
+    done
   done
-done
-echo
-echo "Done (proven or within tolerance) on $stopped of $total graphs."
+  echo
+  echo "Stopped proven or within tolerance on $stopped of $total graphs."
+  bench_headline "auto stops proven or within tolerance (--time-limit $secs)" "$stopped of $total real graphs"
+}
+bench_main "make bench-proof" body

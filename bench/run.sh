@@ -16,11 +16,11 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 
 # The sections, in file order (what a user asks first, first): name (the
 # script is bench/NAME.sh) | title | one-line purpose.  A line starting
-# with # is left out (proof: bench/proof.sh, on another branch).
+# with # is left out.
 sections() {
   cat <<'EOF'
 dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds.
-#proof|Time to proof|bench/proof.sh (another branch): time to a proven optimum per real graph.
+proof|Time to proof|`fuseplan solve GRAPH --time-limit 60` (auto, --gap 0, --gap2 1e-3) on every real graph: wall seconds until it stops, why, each lexicographic level's gap (1: traffic; 2: peak among plans of that traffic).
 pareto|Pareto fronts with proofs|`fuseplan pareto --start INDUCTOR_PLAN` on the graphs where Inductor trades peak for traffic; ratios to eager.
 corpus|Real graphs|Inductor's pre-fusion graphs of real models (data/graphs): traffic x / peak x of each plan against the eager plan, and Inductor's own peak estimate against fuseplan's.
 replica|greedy as a replica of Inductor|Whether greedy (`--order inductor`) forms Inductor's groups and order on every graph of data/graphs and data/exported.
