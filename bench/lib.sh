@@ -56,8 +56,7 @@ bench_header() {
   echo "## ${title:-$1}"
   echo
   echo "$purpose"
-  echo "Command (in the build directory): \`$2\`; commit $commit, $(date -u +%Y-%m-%d),"
-  echo "$(nproc) cores (${cpu:-unknown CPU})."
+  echo "Command (in the build directory): \`$2\`; commit $commit, $(date -u +%Y-%m-%d), $(nproc) cores (${cpu:-unknown CPU})."
   echo
 }
 
