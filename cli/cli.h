@@ -1,7 +1,7 @@
 /*
  * cli.h -- shared pieces of the `fuseplan` command (the only code that
  * prints or exits).  Each subcommand is a function cmd_<name>(argc, argv)
- * returning the process exit code (README.md, "Command line" and "Exit codes").
+ * returning the process exit code (docs/cli.md, the commands and "Exit codes").
  */
 #ifndef FP_CLI_H
 #define FP_CLI_H

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make_plots.sh -- remakes the plots shown in the README (docs/img/*.png):
+# make_plots.sh -- remakes the plots shown in docs/plots.md (docs/img/*.png):
 # `make plots` runs it with FUSEPLAN and top_srcdir set.
 #
 #   pareto-resnet50.bwd.png   fuseplan pareto on ResNet-50's backward graph,

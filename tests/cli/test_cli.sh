@@ -430,12 +430,12 @@ gen_ok() {
 gen_ok a.json --family mlp --size 60 --seed 7
 gen_ok b.json --family mlp --size 60 --seed 7
 gen_ok c.json --family mlp --size 60 --seed 8
-# The README gives the seed's range as 0 ... 2^64-1 (2^64 itself is a
+# docs/cli.md gives the seed's range as 0 ... 2^64-1 (2^64 itself is a
 # usage error, above): both ends work, and name the graph.
-t_case 'gen --seed: both ends of the range the README gives'
-t_true "README's gen table gives another range" \
+t_case 'gen --seed: both ends of the range docs/cli.md gives'
+t_true "docs/cli.md's gen table gives another range" \
   grep -q '^| `--seed S` | any unsigned 64-bit integer, 0 … 2^64−1 ' \
-  "$top_srcdir/README.md"
+  "$top_srcdir/docs/cli.md"
 for s in 0 18446744073709551615; do
   t_run "$FUSEPLAN" gen --family mlp --size 10 --seed $s
   t_exit 0 && t_out_has "\"gen.mlp.n10.s$s\""

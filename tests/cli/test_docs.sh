@@ -1,8 +1,8 @@
 #!/bin/sh
-# test_docs.sh -- the README's option tables say what `--help` says.
+# test_docs.sh -- the option tables of docs/cli.md say what `--help` says.
 #
 # The commands are the ones `fuseplan --help` lists.  For each command CMD,
-# README.md has a section whose heading starts with "### `fuseplan CMD",
+# docs/cli.md has a section whose heading starts with "## `fuseplan CMD",
 # with a table whose first column names the options.  Every `--option` in
 # `fuseplan CMD --help` must be in that first column, and every `--option`
 # there must be in the help text; a mismatch fails, naming the command and
@@ -17,7 +17,7 @@
 . "${top_srcdir:-.}/tests/cli/lib.sh"
 t_init
 
-README=$top_srcdir/README.md
+README=$top_srcdir/docs/cli.md
 
 # options: the distinct --options in standard input, sorted.
 options() {
@@ -38,7 +38,7 @@ section() {
     /^```/ { fence = !fence }
     !fence && /^#/ {
       if (on) exit
-      h = "### `fuseplan " cmd
+      h = "## `fuseplan " cmd
       if (index($0, h) == 1) {
         c = substr($0, length(h) + 1, 1)
         if (c == " " || c == "`") { on = 1; print; next }
@@ -86,7 +86,7 @@ done
 
 for c in $cmds; do
   t_case "README section for '$c'"
-  t_true "README.md has no section '### \`fuseplan $c'" \
+  t_true "docs/cli.md has no section '### \`fuseplan $c'" \
     test -n "$(section "$c" "$README")" || continue
   "$FUSEPLAN" "$c" --help >"$T_OUT" 2>"$T_ERR"
   t_true "'fuseplan $c --help' failed" test $? -eq 0 || continue
@@ -100,13 +100,13 @@ done
 
 # Every command section of the README is a command of the binary.
 t_case 'README documents no command the binary lacks'
-grep '^### `fuseplan [a-z]' "$README" | sed 's/^### `fuseplan \([a-z-]*\).*/\1/' |
+grep '^## `fuseplan [a-z]' "$README" | sed 's/^## `fuseplan \([a-z-]*\).*/\1/' |
   while read -r c; do
     listed "$c" || echo "$c"
   done >"$T_TMP/extra"
 t_checks=$((t_checks + 1))
 while read -r c; do
-  t_fail "README.md documents 'fuseplan $c', which 'fuseplan --help' does not list"
+  t_fail "docs/cli.md documents 'fuseplan $c', which 'fuseplan --help' does not list"
 done <"$T_TMP/extra"
 
 # The checker itself: a README without solve's --jobs row, and with a
@@ -115,9 +115,9 @@ t_case 'the checker reports a missing and an extra option'
 awk '
   /^```/ { fence = !fence }
   !fence && /^#/ { sec = $0 }
-  index(sec, "### `fuseplan solve") == 1 && /^\| `-j N`, `--jobs N`/ { next }
+  index(sec, "## `fuseplan solve") == 1 && /^\| `-j N`, `--jobs N`/ { next }
   { print }
-  index(sec, "### `fuseplan info") == 1 && /^\| `--json`/ {
+  index(sec, "## `fuseplan info") == 1 && /^\| `--json`/ {
     print "| `--made-up-option` | not an option |"
   }' "$README" >"$T_TMP/README.altered"
 check solve "$T_TMP/README.altered" >"$T_TMP/got"

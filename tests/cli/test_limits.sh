@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_limits.sh -- the promises of README's "Guarantees" about time and
+# test_limits.sh -- the promises of docs/cli.md's "Guarantees" about time and
 # signals (a timing test, not a benchmark): the exact ILP of a 2,000-node
 # graph under --time-limit 5 returns within 5.5 s or is refused at once
 # with its estimated size; the windowed ILP and auto hold the limit on the

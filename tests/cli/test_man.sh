@@ -82,7 +82,7 @@ t_checks=$((t_checks + 1))
 
 t_case 'exit status, --help, --version'
 # the codes of the README's table: its rows "| N | ..."
-codes=$(awk '/^### Exit codes/ { on = 1; next } /^#/ { on = 0 }
+codes=$(awk '/^#+ Exit codes/ { on = 1; next } /^#/ { on = 0 }
   on && /^\| [0-9]+ \|/ { print $2 }' "$top_srcdir/README.md")
 t_true "no exit codes in the README's table" test -n "$codes"
 for code in $codes; do

@@ -27,7 +27,7 @@
 #              STATUS.
 #   tables     README.md or docs/*.md (either counts; every one found is
 #              checked): the row "| `--OPT ...` | ... |" of the section
-#              "### `fuseplan CMD"; its values are the first run of
+#              "## `fuseplan CMD" (any level); its values are the first run of
 #              `value`s joined by ", " and " or " that has an " or "; a
 #              value followed by "(the default)" is the default.  A table
 #              whose first column is headed order or objective lists every
@@ -203,13 +203,15 @@ man_cm_text() {
 DOC_FILES="$top_srcdir/README.md $(ls "$top_srcdir"/docs/*.md)"
 
 # doc_cell CMD OPT FILE: the second cell of the row of `--OPT` in the
-# "### `fuseplan CMD" section of FILE (nothing when there is none).
+# "## `fuseplan CMD" section (any heading level) of FILE (nothing when there is none).
 doc_cell() {
   awk -v cmd="$1" -v o="| \`--$2 " '
     /^```/ { fence = !fence }
     !fence && /^#/ {
-      h = "### `fuseplan " cmd
-      on = index($0, h) == 1 && substr($0, length(h) + 1, 1) ~ /[ `]/
+      h = "`fuseplan " cmd
+      t = $0
+      sub(/^#+ /, "", t) # any heading level
+      on = index(t, h) == 1 && substr(t, length(h) + 1, 1) ~ /[ `]/
       next
     }
     on && index($0, o) == 1 {
@@ -268,7 +270,7 @@ check_docs() {
     compare "$1 --$2 values" "$(rel "$f")" "$(sed -n 1p "$T_TMP/dl")" "$3"
     compare "$1 --$2 default" "$(rel "$f")" "$(sed -n 2p "$T_TMP/dl")" "$4"
   done
-  t_true "no row '| \`--$2' in a '### \`fuseplan $1' section of README.md or docs/*.md" \
+  t_true "no row '| \`--$2' in a '## \`fuseplan $1' section of README.md or docs/*.md" \
     test "$found" = 1
 }
 
@@ -433,14 +435,14 @@ t_case 'the checks report a value missing from the man page and one added to a t
 sed '/^\.Ss fuseplan solve/,/^\.Ss fuseplan pareto/s/^\.Cm inductor \.$/.Cm dfs ./' "$MAN1" >"$T_TMP/altered.1"
 man_item solve order "$T_TMP/altered.1" | man_list | split_default | sed -n 1p >"$T_TMP/altered.values"
 sed 's/^\(| `--order O` |.*\)`best` or `inductor`/\1`best`, `made-up` or `inductor`/' \
-  "$top_srcdir/README.md" >"$T_TMP/README.md"
-t_false 'the README was not altered' cmp -s "$T_TMP/README.md" "$top_srcdir/README.md"
+  "$top_srcdir/docs/cli.md" >"$T_TMP/cli.md"
+t_false 'the table was not altered' cmp -s "$T_TMP/cli.md" "$top_srcdir/docs/cli.md"
 saved=$t_failures
-check_docs solve order "$orders" '' "$T_TMP/README.md" 2>"$T_TMP/findings"
+check_docs solve order "$orders" '' "$T_TMP/cli.md" 2>"$T_TMP/findings"
 compare 'solve --order values' 'altered.1' "$(cat "$T_TMP/altered.values")" "$orders" 2>>"$T_TMP/findings"
 t_failures=$saved
 t_eq 'findings' "$(sed "s|$T_TMP/||" "$T_TMP/findings")" \
-  "FAIL: $t_case: README.md: solve --order values: missing {}, extra {made-up} (the binary: {$orders})
+  "FAIL: $t_case: cli.md: solve --order values: missing {}, extra {made-up} (the binary: {$orders})
 FAIL: $t_case: altered.1: solve --order values: missing {inductor}, extra {} (the binary: {$orders})"
 
 t_finish
