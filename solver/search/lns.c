@@ -874,6 +874,10 @@ static fp_status second_bound(lns *L, fp_error *err) {
   double share = L->prm->time_limit_s * BOUND_TIME_SHARE;
   bool stop = left <= 0 || (L->prm->cancel && *L->prm->cancel);
   double t = stop ? 0 : left / 2 < share ? left / 2 : share;
+  /* Interrupted: answer now, without even the structural bound (a
+   * sweep's remaining points would each pay for it). */
+  if (L->prm->cancel && *L->prm->cancel)
+    return FP_OK;
   fp_status st = solver_second_bound(L->g, L->prm, &L->cur_m, t, &b, err);
   if (st == FP_OK && (isnan(L->bound2) || b > L->bound2))
     L->bound2 = b;
