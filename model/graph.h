@@ -11,9 +11,10 @@
  *     every buffer a node reads is an input or is written by an earlier node;
  *   - every non-input buffer that is read or listed as an output has exactly
  *     one writer; inputs have none;
- *   - byte counts are integers below 2^53, and the sum of all buffer bytes
- *     plus all per-read bytes is below 2^62 (FP_MAX_TOTAL_BYTES), so no sum
- *     the evaluator forms (traffic, live memory) can overflow uint64_t;
+ *   - byte counts are integers below 2^53, and the sum of all buffer bytes,
+ *     all per-read bytes and the outside live bytes is below 2^62
+ *     (FP_MAX_TOTAL_BYTES), so no sum the evaluator forms (traffic, live
+ *     memory) can overflow uint64_t;
  *   - a non-extern node has numel >= 1 and rnumel >= 1.
  */
 #ifndef FP_GRAPH_H
