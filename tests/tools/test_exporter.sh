@@ -61,7 +61,7 @@ for be in cpp triton; do
   done
   # The bytes live when each graph is entered, measured in the exporter's
   # process, are its counted inputs plus outside_live_bytes; the backward
-  # holds the parameters (no input of it) and the forward's output.
+  # is entered with the forward's output and the loss still held.
   for w in fwd bwd; do
     g=$out/tiny.$w.json
     t_case "tiny.$w ($be): outside_live_bytes"
@@ -73,6 +73,12 @@ for be in cpp triton; do
       "$(($(json_num entry_input_bytes "$g") + ${outside:-0}))"
   done
   t_true "the backward records no outside bytes" test "${outside:-0}" -gt 0
+  # The parameters the backward reads are its inputs (the stand-ins return
+  # a saved parameter as itself): counted once, so the outside bytes stay
+  # below the forward's resident bytes (parameters and inputs).
+  t_run "$FUSEPLAN" info --json "$out/tiny.fwd.json"
+  t_exit 0 && t_true "outside bytes $outside hold the parameters twice" \
+    test "${outside:-0}" -lt "$(json_num resident_bytes "$T_OUT")"
   t_true "a graph with outside bytes is not version 2" \
     grep -q '"version": *2' "$out/tiny.bwd.json"
 
