@@ -125,8 +125,12 @@ static void print_eval_text(const fp_graph *g, const fp_plan *p,
            cli_safe(fp_graph_node(g, grp[0])->name, safe, sizeof safe),
            len > 1 ? ", ..." : "");
   }
-  printf("\nmaterialized  %d buffers; resident inputs %s\n",
-         (int)m->materialized, cli_bytes(m->resident_bytes, b1, sizeof b1));
+  uint64_t outside = fp_graph_outside_live_bytes(g);
+  printf("\nmaterialized  %d buffers; resident inputs %s", (int)m->materialized,
+         cli_bytes(m->resident_bytes - outside, b1, sizeof b1));
+  if (outside) /* older graphs print as they always have */
+    printf("; outside live %s", cli_bytes(outside, b1, sizeof b1));
+  putchar('\n');
 }
 
 int cmd_eval(int argc, char **argv) {

@@ -371,6 +371,9 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
   memset(r, 0, sizeof *r);
   R.s = s;
   R.prm = prm;
+  /* The bytes live outside the graph belong to another owner (the caller's
+   * parameters, autograd's saved tensors): counted, never allocated. */
+  R.tr.live = R.tr.peak = fp_graph_outside_live_bytes(s->g);
   R.tr.mem = calloc(nb, sizeof *R.tr.mem);
   R.local = calloc(nb, sizeof *R.local);
   r->group_time_s = calloc((size_t)s->steps + 1, sizeof *r->group_time_s);

@@ -463,6 +463,8 @@ fp_status fx_cuda_run(const fx_sched *s, const fp_exec_params *prm,
   memset(&G, 0, sizeof G);
   memset(r, 0, sizeof *r);
   G.s = s;
+  /* Counted, never allocated: the bytes another owner holds (cpu.c). */
+  G.live = G.peak = fp_graph_outside_live_bytes(s->g);
   G.dev = calloc((size_t)s->buffers + 1, sizeof *G.dev);
   G.ev = calloc(2 * (size_t)s->steps + 1, sizeof *G.ev);
   G.kern = calloc((size_t)s->steps + 1, sizeof *G.kern);

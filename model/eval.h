@@ -28,7 +28,8 @@ typedef struct fp_metrics {
   int32_t peak_step;       /* first step where the peak is reached; -1: none */
   int32_t kernels;         /* number of groups */
   int32_t materialized;    /* number of materialized produced buffers */
-  uint64_t resident_bytes; /* inputs live throughout (in every step) */
+  uint64_t resident_bytes; /* live throughout (in every step): outside
+                            * bytes, resident inputs */
 } fp_metrics;
 
 /* Per-step figures (the timeline). */

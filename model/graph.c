@@ -193,6 +193,23 @@ static fp_status check_total(const fp_graph *g, uint64_t bytes,
   return FP_OK;
 }
 
+fp_status fp_graph_set_outside_live_bytes(fp_graph *g, uint64_t bytes,
+                                          fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (bytes >= FP_MAX_BYTES)
+    return fp_error_set(err, FP_EINPUT,
+                        "outside_live_bytes: %llu is not below 2^53",
+                        (unsigned long long)bytes);
+  /* The total counts them like a buffer's: every live sum stays bounded. */
+  uint64_t was = g->outside_bytes;
+  g->total_bytes -= was;
+  fp_status st = check_total(g, bytes, "graph", "outside_live_bytes", err);
+  g->outside_bytes = st == FP_OK ? bytes : was;
+  g->total_bytes += g->outside_bytes;
+  return st;
+}
+
 /* FP_ELIMIT when `count + more` items would pass FP_MAX_ITEMS. */
 static fp_status check_items(int64_t count, int64_t more, const char *what,
                              const char *name, fp_error *err) {
@@ -597,6 +614,8 @@ fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
   fp_status st = fp_graph_set_source(c, g->source, err);
   if (st == FP_OK)
     st = fp_graph_set_max_fusion_size(c, g->max_fusion_size, err);
+  if (st == FP_OK)
+    st = fp_graph_set_outside_live_bytes(c, g->outside_bytes, err);
   for (int32_t b = 0; st == FP_OK && b < g->n_buffers; b++) {
     const fp_buffer *buf = &g->buffers[b];
     if (fp_graph_add_buffer(c, buf->name, buf->bytes, buf->input, buf->freeable,
@@ -695,7 +714,7 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
         g->unfusible[k++] = g->unfusible[i];
     g->n_unfusible = k;
   }
-  g->resident_bytes = 0;
+  g->resident_bytes = g->outside_bytes;
   for (int32_t b = 0; b < g->n_buffers; b++) {
     const fp_buffer *buf = &g->buffers[b];
     if (buf->input && (!buf->freeable || buf->output))
@@ -732,6 +751,9 @@ bool fp_graph_is_finalized(const fp_graph *g) {
 }
 uint64_t fp_graph_resident_bytes(const fp_graph *g) {
   return g ? g->resident_bytes : 0;
+}
+uint64_t fp_graph_outside_live_bytes(const fp_graph *g) {
+  return g ? g->outside_bytes : 0;
 }
 
 int32_t fp_graph_output(const fp_graph *g, int32_t i) {

@@ -11,9 +11,10 @@
  *     every buffer a node reads is an input or is written by an earlier node;
  *   - every non-input buffer that is read or listed as an output has exactly
  *     one writer; inputs have none;
- *   - byte counts are integers below 2^53, and the sum of all buffer bytes
- *     plus all per-read bytes is below 2^62 (FP_MAX_TOTAL_BYTES), so no sum
- *     the evaluator forms (traffic, live memory) can overflow uint64_t;
+ *   - byte counts are integers below 2^53, and the sum of all buffer bytes,
+ *     all per-read bytes and the outside live bytes is below 2^62
+ *     (FP_MAX_TOTAL_BYTES), so no sum the evaluator forms (traffic, live
+ *     memory) can overflow uint64_t;
  *   - a non-extern node has numel >= 1 and rnumel >= 1.
  */
 #ifndef FP_GRAPH_H
@@ -28,6 +29,10 @@
 #define FP_MAX_BYTES ((uint64_t)1 << 53)
 /* Bound on the sum of all byte counts of a graph (see the invariants). */
 #define FP_MAX_TOTAL_BYTES ((uint64_t)1 << 62)
+
+/* The newest graph-file version (docs/formats.md): 2 adds
+ * outside_live_bytes; a file without it is written as version 1. */
+#define FP_GRAPH_FORMAT_VERSION 2
 /* Most nodes / buffers one graph may hold (indices are int32_t). */
 #define FP_MAX_ITEMS (1 << 30)
 /* Default for the graph field max_fusion_size. */
@@ -147,6 +152,15 @@ fp_status fp_graph_set_max_fusion_size(fp_graph *g, int32_t k, fp_error *err);
  * FP_EARG once finalized, FP_ENOMEM. */
 fp_status fp_graph_set_source(fp_graph *g, const char *source, fp_error *err);
 
+/* Sets the bytes live outside the graph: allocated when the compiled graph
+ * is entered and neither read nor freed by it (parameters it does not
+ * read, activations autograd holds, ...; docs/formats.md).  They are live
+ * in every step of every plan, so they count as resident bytes.  bytes
+ * must be below 2^53 (FP_EINPUT) and keep the graph's total below
+ * FP_MAX_TOTAL_BYTES (FP_ELIMIT); FP_EARG once finalized.  Default 0. */
+fp_status fp_graph_set_outside_live_bytes(fp_graph *g, uint64_t bytes,
+                                          fp_error *err);
+
 /* Adds a buffer; returns its index (>= 0) or -1 with err filled:
  * FP_EINPUT for an empty or duplicate name, bytes >= 2^53, or freeable on a
  * non-input; FP_ELIMIT past FP_MAX_ITEMS or FP_MAX_TOTAL_BYTES; FP_ENOMEM.
@@ -243,9 +257,14 @@ bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v);
  * classes of nodes instead of pairs. */
 bool fp_iter_compatible(const fp_node *a, const fp_node *b);
 
-/* Sum of the bytes of inputs that are live for the whole program:
- * non-freeable inputs, and freeable inputs that are graph outputs. */
+/* Bytes live for the whole program whatever the plan: the bytes live
+ * outside the graph, non-freeable inputs, and freeable inputs that are
+ * graph outputs.  Every evaluator, bound and solver adds this once. */
 uint64_t fp_graph_resident_bytes(const fp_graph *g);
+
+/* The bytes live outside the graph (fp_graph_set_outside_live_bytes);
+ * 0 when none were set or g is NULL. */
+uint64_t fp_graph_outside_live_bytes(const fp_graph *g);
 
 /* Names of kinds / ops / index modes ("unknown" outside the list), and
  * their parsers (-1 if unknown or NULL). */

@@ -44,7 +44,8 @@ struct fp_graph {
   int32_t *reader_off; /* n_buffers + 1 */
   int32_t *readers;
   uint64_t total_bytes;    /* running sum for FP_MAX_TOTAL_BYTES */
-  uint64_t resident_bytes; /* computed by finalize */
+  uint64_t outside_bytes;  /* live outside the graph, in every step */
+  uint64_t resident_bytes; /* computed by finalize, outside_bytes included */
 };
 
 /* Grows *arr (element size `elem`) so it holds at least `need` elements.

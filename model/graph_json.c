@@ -283,6 +283,7 @@ enum {
   M_META,
   M_OUTPUTS,
   M_UNFUSIBLE,
+  M_OUTSIDE,
   M_BUFFERS,
   M_NODES,
   M_COUNT,
@@ -290,8 +291,9 @@ enum {
 };
 
 static const char *const member_keys[M_COUNT] = {
-    "format",    "version", "name", "max_fusion_size", "meta", "outputs",
-    "unfusible", "buffers", "nodes"};
+    "format",  "version", "name",      "max_fusion_size",
+    "meta",    "outputs", "unfusible", "outside_live_bytes",
+    "buffers", "nodes"};
 
 typedef struct top {
   const char *data;
@@ -415,10 +417,30 @@ static fp_status keep_meta(loader *L, const cJSON *meta) {
   return FP_OK;
 }
 
-/* Top-level scalar fields: format, version, name, max_fusion_size, meta. */
+/* outside_live_bytes: version 2 on (a version-1 file has none: its
+ * meaning stays); absent means 0. */
+static fp_status load_outside(loader *L, const cJSON *item, uint64_t ver) {
+  uint64_t bytes;
+  if (!item)
+    return FP_OK;
+  if (ver < 2)
+    return FAIL(L, "%s: outside_live_bytes: needs version 2 (this is %llu)",
+                L->src, (unsigned long long)ver);
+  if (!fp_json_u64(item, &bytes) || bytes >= FP_MAX_BYTES)
+    return FAIL(L, "%s: outside_live_bytes: expected an integer below 2^53",
+                L->src);
+  if (fp_graph_set_outside_live_bytes(L->g, bytes, L->err) != FP_OK)
+    return builder_error(L);
+  return FP_OK;
+}
+
+/* Top-level scalar fields: format, version, name, max_fusion_size,
+ * outside_live_bytes, meta. */
 static fp_status load_header(loader *L, const top *T) {
-  fp_status st = fp_json_check_format(T->item[M_FORMAT], T->item[M_VERSION],
-                                      L->src, "fuseplan.graph", L->err);
+  uint64_t ver;
+  fp_status st = fp_json_check_format_upto(
+      T->item[M_FORMAT], T->item[M_VERSION], L->src, "fuseplan.graph",
+      FP_GRAPH_FORMAT_VERSION, &ver, L->err);
   if (st != FP_OK)
     return st;
   const cJSON *nm = T->item[M_NAME], *k = T->item[M_K];
@@ -432,6 +454,8 @@ static fp_status load_header(loader *L, const top *T) {
     return FAIL(L, "%s: max_fusion_size: expected a positive integer", L->src);
   if (k)
     fp_graph_set_max_fusion_size(L->g, (int32_t)kv, NULL);
+  if ((st = load_outside(L, T->item[M_OUTSIDE], ver)) != FP_OK)
+    return st;
   return keep_meta(L, T->item[M_META]);
 }
 
@@ -597,9 +621,16 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
     return NULL;
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
-  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": 1,%s", nl);
+  /* Version 1 while nothing lives outside: older files stay byte for byte,
+   * and an older reader refuses what it would misread. */
+  uint64_t outside = fp_graph_outside_live_bytes(g);
+  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": %d,%s",
+                 outside ? 2 : 1, nl);
   fp_jbuf_puts(&b, "\"name\": ");
   fp_jbuf_str(&b, fp_graph_name(g));
+  if (outside)
+    fp_jbuf_printf(&b, ",%s\"outside_live_bytes\": %llu", nl,
+                   (unsigned long long)outside);
   fp_jbuf_printf(&b, ",%s\"max_fusion_size\": %d,%s\"buffers\": [", nl,
                  (int)fp_graph_max_fusion_size(g), nl);
   for (int32_t i = 0; i < fp_graph_buffer_count(g); i++) {

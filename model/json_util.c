@@ -937,6 +937,14 @@ fp_status fp_json_check_header(const cJSON *root, const char *source,
 fp_status fp_json_check_format(const cJSON *f, const cJSON *v,
                                const char *source, const char *format,
                                fp_error *err) {
+  uint64_t ver;
+  return fp_json_check_format_upto(f, v, source, format, 1, &ver, err);
+}
+
+fp_status fp_json_check_format_upto(const cJSON *f, const cJSON *v,
+                                    const char *source, const char *format,
+                                    uint64_t max_version, uint64_t *version,
+                                    fp_error *err) {
   if (!cJSON_IsString(f))
     return fp_error_set(err, FP_EINPUT, "%s: format: %s (expected \"%s\")",
                         source, f ? "not a string" : "missing", format);
@@ -944,14 +952,20 @@ fp_status fp_json_check_format(const cJSON *f, const cJSON *v,
     return fp_error_set(err, FP_EINPUT,
                         "%s: format: expected \"%s\", got \"%.64s\"", source,
                         format, f->valuestring);
-  uint64_t ver;
-  if (!fp_json_u64(v, &ver))
+  if (!fp_json_u64(v, version))
     return fp_error_set(err, FP_EINPUT,
                         "%s: version: missing or not an integer", source);
-  if (ver != 1)
+  if (*version < 1 || *version > max_version) {
+    if (max_version == 1)
+      return fp_error_set(err, FP_EINPUT,
+                          "%s: version: %llu is not supported (expected 1)",
+                          source, (unsigned long long)*version);
     return fp_error_set(err, FP_EINPUT,
-                        "%s: version: %llu is not supported (expected 1)",
-                        source, (unsigned long long)ver);
+                        "%s: version: %llu is not supported (expected 1 to "
+                        "%llu)",
+                        source, (unsigned long long)*version,
+                        (unsigned long long)max_version);
+  }
   return FP_OK;
 }
 

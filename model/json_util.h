@@ -111,6 +111,14 @@ fp_status fp_json_check_format(const cJSON *format_item,
                                const cJSON *version_item, const char *source,
                                const char *format, fp_error *err);
 
+/* The same for a format with versions 1..max_version: *version gets the
+ * document's.  FP_EINPUT (naming the source) for any other version. */
+fp_status fp_json_check_format_upto(const cJSON *format_item,
+                                    const cJSON *version_item,
+                                    const char *source, const char *format,
+                                    uint64_t max_version, uint64_t *version,
+                                    fp_error *err);
+
 /* A growable output string.  Any allocation failure sets `oom` and makes
  * later appends no-ops, so callers check once at the end. */
 typedef struct fp_jbuf {

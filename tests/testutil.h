@@ -45,7 +45,7 @@ uint32_t tu_below(tu_rng *r, uint32_t n);
  * reduction, pointwise with a few iteration spaces so that some pairs are
  * compatible), 1-3 inputs (some freeable), partial reads, multi-writes,
  * outputs, unread buffers, sometimes an unfusible pair or a small
- * max_fusion_size. */
+ * max_fusion_size, one graph in three with bytes live outside it. */
 fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
 #define TU_RANDOM_MAX_NODES 64 /* max_nodes of the random graphs, at most */
 

@@ -8,6 +8,8 @@
  * windows of the large-neighbourhood search do (solver/window.h, on the
  * eager plan): a buffer written before the cut and read in it is an input,
  * one written in it and read after it (or a graph output) is an output.
+ * A cut is a problem of its own: like the bytes the rest of the graph holds
+ * around it, the graph's outside_live_bytes are not carried over.
  */
 #ifndef FP_CUT_H
 #define FP_CUT_H

@@ -149,6 +149,28 @@ t_case 'info small.json (text)'
 t_run "$FUSEPLAN" info "$G"
 t_exit 0 && t_out_has 'eager peak       19456 (19.00 KiB)'
 t_out_has 'eager traffic    49024 (47.88 KiB)'
+t_out_has 'outside live     0 B'
+
+# The same graph with 1000 bytes live outside it (version 2): every peak
+# figure and the resident bytes gain 1000; traffic does not move.
+sed 's/"version": 1, "name": "small",/"version": 2, "name": "small", "outside_live_bytes": 1000,/' \
+  "$G" >"$T/outside.json"
+t_case 'info --json with outside_live_bytes'
+t_run "$FUSEPLAN" info --json "$T/outside.json"
+if t_exit 0; then
+  t_eq outside_live_bytes "$(json_num outside_live_bytes "$T_OUT")" 1000
+  t_eq resident_bytes "$(json_num resident_bytes "$T_OUT")" 7144
+  t_eq eager.peak_bytes "$(json_num_in eager peak_bytes "$T_OUT")" 20456
+  t_eq eager.traffic_bytes "$(json_num_in eager traffic_bytes "$T_OUT")" 49024
+  t_true "peak bound $(json_num_in lower_bound peak_bytes "$T_OUT") above 16424" \
+    [ "$(json_num_in lower_bound peak_bytes "$T_OUT")" -le 16424 ]
+fi
+t_run "$FUSEPLAN" info "$T/outside.json"
+t_exit 0 && t_out_has 'resident inputs  6144 (6.00 KiB)'
+t_out_has 'outside live     1000 B'
+t_case 'eval with outside_live_bytes: the legal plan peaks 1000 higher'
+t_run "$FUSEPLAN" eval "$T/outside.json" "$D/small_plan_legal.json" --json
+t_exit 0 && t_eq peak_bytes "$(json_num peak_bytes "$T_OUT")" 16424
 
 # An empty graph is valid: no kernels, no traffic, peak = resident inputs
 # (p 1000 + o 250, a freeable input that is an output; q is freeable and

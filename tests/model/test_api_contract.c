@@ -152,6 +152,7 @@ START_TEST(graph_h_building) {
   ck_assert_ptr_nonnull(g);
   EXPECT_EARG(fp_graph_set_max_fusion_size(NULL, 4, ERR));
   EXPECT_EARG(fp_graph_set_source(NULL, "s", ERR));
+  EXPECT_EARG(fp_graph_set_outside_live_bytes(NULL, 1, ERR));
   EXPECT_EARG(fp_graph_rename(NULL, "n", ERR));
   fp_error err;
   ck_assert_int_eq(fp_graph_add_buffer(NULL, "b", 1, true, false, &err), -1);
@@ -176,6 +177,8 @@ START_TEST(graph_h_building) {
   ck_assert_int_eq(fp_graph_add_unfusible(g, -1, 99, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_finalize(NULL, ERR));
   ck_assert_int_eq(fp_graph_set_max_fusion_size(g, -3, &err), FP_EINPUT);
+  ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, UINT64_MAX, &err),
+                   FP_EINPUT);
   ck_assert_int_eq(fp_graph_find_buffer(NULL, "x"), -1);
   ck_assert_int_eq(fp_graph_find_buffer(g, NULL), -1);
   ck_assert_int_eq(fp_graph_find_node(NULL, "x"), -1);
@@ -222,6 +225,7 @@ START_TEST(graph_h_reading) {
   ck_assert(!fp_iter_compatible(NULL, fp_graph_node(g, 0)));
   ck_assert(!fp_iter_compatible(fp_graph_node(g, 0), NULL));
   ck_assert_int_eq(fp_graph_resident_bytes(NULL), 0);
+  ck_assert_int_eq(fp_graph_outside_live_bytes(NULL), 0);
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");
   ck_assert_str_eq(fp_op_name((fp_op_fn)-1), "unknown");
   ck_assert_str_eq(fp_index_name((fp_index)99), "unknown");

@@ -111,6 +111,48 @@ START_TEST(lifetimes) {
 }
 END_TEST
 
+/* The lifetimes graph with 1000 bytes live outside it: every step, the
+ * peak, the resident bytes and the peak bound gain exactly 1000; traffic
+ * does not change. */
+START_TEST(outside_live_bytes) {
+  fp_graph *plain = tu_graph(lifetimes_json);
+  fp_graph *g = fp_graph_copy_open(plain, NULL);
+  ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, 1000, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  ck_assert_uint_eq(fp_graph_outside_live_bytes(g), 1000);
+  /* lifetimes: 2567 and 87 at the two steps, 57 resident */
+  expect(g, "a | b", 507 + 2010 + 10 + 20, 1000 + 2567);
+  fp_plan *p = tu_plan(g, "a | b");
+  fp_step tl[2];
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval(g, p, &m, tl, NULL), FP_OK);
+  ck_assert_uint_eq(tl[0].live_bytes, 1000 + 2567);
+  ck_assert_uint_eq(tl[1].live_bytes, 1000 + 87);
+  ck_assert_uint_eq(m.resident_bytes, 1000 + 57);
+  ck_assert_uint_eq(fp_graph_resident_bytes(g), 1000 + 57);
+  /* node a's step holds f, w, o, y, dead whatever the plan: 2567 */
+  fp_bounds lb;
+  ck_assert_int_eq(fp_graph_bounds(g, &lb, NULL), FP_OK);
+  ck_assert_uint_eq(lb.peak_bytes, 1000 + 2567);
+  /* a copy keeps them; a finalized graph takes no new value */
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  ck_assert_uint_eq(fp_graph_resident_bytes(c), 1000 + 57);
+  ck_assert_int_eq(fp_graph_set_outside_live_bytes(c, 5, NULL), FP_EARG);
+  fp_graph_destroy(c);
+  /* bytes at 2^53 are refused and change nothing */
+  c = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_set_outside_live_bytes(c, (uint64_t)1 << 53, NULL),
+                   FP_EINPUT);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  ck_assert_uint_eq(fp_graph_outside_live_bytes(c), 1000);
+  fp_graph_destroy(c);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  fp_graph_destroy(plain);
+}
+END_TEST
+
 /* The order of frees: a big buffer A freed earlier lowers the peak. */
 static const char order_json[] =
     "{'format': 'fuseplan.graph', 'version': 1,"
@@ -358,7 +400,7 @@ static bool naive_legal(const fp_graph *g, const fp_plan *p, int32_t *step) {
 /* live(t) straight from the definition, buffer by buffer. */
 static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
                            int32_t t) {
-  uint64_t live = 0;
+  uint64_t live = fp_graph_outside_live_bytes(g); /* live at every step */
   for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
     const fp_buffer *buf = fp_graph_buffer(g, b);
     int32_t last = -1;
@@ -515,6 +557,7 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, vertical_fusion);
   tcase_add_test(tc, horizontal_fusion_and_partial_reads);
   tcase_add_test(tc, lifetimes);
+  tcase_add_test(tc, outside_live_bytes);
   tcase_add_test(tc, order_of_frees);
   tcase_add_test(tc, reduction_fusion);
   tcase_add_test(tc, empty_graph);

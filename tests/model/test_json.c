@@ -105,8 +105,8 @@ START_TEST(load_errors) {
                     "malformed JSON at line 1");
   expect_load_error("{'format': 'fuseplan.plan', 'version': 1}",
                     "format: expected \"fuseplan.graph\"");
-  expect_load_error("{'format': 'fuseplan.graph', 'version': 2}",
-                    "version: 2 is not supported");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 3}",
+                    "version: 3 is not supported (expected 1 to 2)");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1.5}",
                     "version: missing or not an integer");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'nodes': []}",
@@ -143,6 +143,61 @@ START_TEST(load_errors) {
                     " [{'name': 'n', 'kind': 'pointwise', 'iter': [1, 1],"
                     " 'writes': ['a'], 'op': {'fn': 'fill', 'index': ['x']}}]}",
                     "op.index: expected one entry per read");
+}
+END_TEST
+
+/* A version-2 graph with bytes live outside it: the field round-trips
+ * exactly; a graph without it is written as version 1 (older files stay
+ * byte for byte); version 1 cannot carry it. */
+static const char outside_json[] =
+    "{'format': 'fuseplan.graph', 'version': 2, 'name': 'o',"
+    " 'outside_live_bytes': 9007199254740000,"
+    " 'buffers': [{'name': 'x', 'bytes': 64, 'input': true},"
+    "  {'name': 'y', 'bytes': 64}],"
+    " 'nodes': [{'name': 'n', 'kind': 'pointwise', 'iter': [16, 1],"
+    "   'reads': ['x'], 'writes': ['y']}], 'outputs': ['y']}";
+
+START_TEST(outside_live_bytes_round_trip) {
+  fp_graph *g = tu_graph(outside_json), *g2 = NULL;
+  ck_assert_uint_eq(fp_graph_outside_live_bytes(g), 9007199254740000ull);
+  ck_assert_uint_eq(fp_graph_resident_bytes(g), 9007199254740000ull + 64);
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 2,"));
+  ck_assert_ptr_nonnull(strstr(a, "\"outside_live_bytes\": 9007199254740000"));
+  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
+  char *b = fp_graph_to_json(g2, 0, NULL);
+  ck_assert_ptr_nonnull(strstr(b, "\"outside_live_bytes\": 9007199254740000"));
+  fp_graph_destroy(g2);
+  g2 = NULL;
+  ck_assert_int_eq(fp_graph_load_buffer(b, strlen(b), "b", &g2, NULL), FP_OK);
+  char *c = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, c);
+  free(a);
+  free(b);
+  free(c);
+  fp_graph_destroy(g);
+  fp_graph_destroy(g2);
+  /* absent: 0, written as version 1 without the field */
+  g = load_sample();
+  ck_assert_uint_eq(fp_graph_outside_live_bytes(g), 0);
+  a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 1,"));
+  ck_assert_ptr_null(strstr(a, "outside_live_bytes"));
+  free(a);
+  fp_graph_destroy(g);
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 1,"
+                    " 'outside_live_bytes': 5, 'buffers': [], 'nodes': []}",
+                    "outside_live_bytes: needs version 2 (this is 1)");
+  static const char *const bad[] = {"-1", "1.5", "'8'", "9007199254740992"};
+  for (int i = 0; i < 4; i++) {
+    char doc[200];
+    snprintf(doc, sizeof doc,
+             "{'format': 'fuseplan.graph', 'version': 2,"
+             " 'outside_live_bytes': %s, 'buffers': [], 'nodes': []}",
+             bad[i]);
+    expect_load_error(doc,
+                      "outside_live_bytes: expected an integer below 2^53");
+  }
 }
 END_TEST
 
@@ -677,6 +732,7 @@ static Suite *json_suite(void) {
   TCase *tc = tcase_create("formats");
   tcase_add_test(tc, round_trip_exact);
   tcase_add_test(tc, load_errors);
+  tcase_add_test(tc, outside_live_bytes_round_trip);
   tcase_add_test(tc, deep_nesting_rejected);
   tcase_add_test(tc, plan_round_trip);
   tcase_add_test(tc, plan_errors);

@@ -59,7 +59,29 @@ for be in cpp triton; do
     t_true "fused nothing" test "$(json_num kernels "$T_TMP/eval.json")" -lt \
       "$(json_num nodes "$T_TMP/info.json")"
   done
-  # forward: three batch-norm buffers (running mean, var, count) are
+  # The bytes live when each graph is entered, measured in the exporter's
+  # process, are its counted inputs plus outside_live_bytes; the backward
+  # is entered with the forward's output and the loss still held.
+  for w in fwd bwd; do
+    g=$out/tiny.$w.json
+    t_case "tiny.$w ($be): outside_live_bytes"
+    t_run "$FUSEPLAN" info --json "$g"
+    t_exit 0 || continue
+    outside=$(json_num outside_live_bytes "$T_OUT")
+    t_eq "entry live = counted inputs + outside" \
+      "$(json_num entry_live_bytes "$g")" \
+      "$(($(json_num entry_input_bytes "$g") + ${outside:-0}))"
+  done
+  t_true "the backward records no outside bytes" test "${outside:-0}" -gt 0
+  # The parameters the backward reads are its inputs (the stand-ins return
+  # a saved parameter as itself): counted once, so the outside bytes stay
+  # below the forward's resident bytes (parameters and inputs).
+  t_run "$FUSEPLAN" info --json "$out/tiny.fwd.json"
+  t_exit 0 && t_true "outside bytes $outside hold the parameters twice" \
+    test "${outside:-0}" -lt "$(json_num resident_bytes "$T_OUT")"
+  t_true "a graph with outside bytes is not version 2" \
+    grep -q '"version": *2' "$out/tiny.bwd.json"
+
   # mutated in place and come out as graph outputs
   t_case "tiny.fwd ($be): mutations"
   t_eq mutations "$(json_num mutations "$out/tiny.fwd.json")" 3

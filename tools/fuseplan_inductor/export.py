@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import prefusion, record
+from . import measure, prefusion, record
 from .files import dump
 from .models import ModelError, build_model
 from .versions import check_torch
@@ -122,9 +122,10 @@ def _capturing(state):
         """Stand-in for the compiled graph: uninitialised outputs of the right
         shapes and strides, so the training step proceeds without compute."""
 
-        def __init__(self, gm, output_strides):
+        def __init__(self, gm, output_strides, mark):
             self.gm = gm
             self.output_strides = output_strides
+            self.mark = mark  # names the graph in measure.entry_live_bytes
             self._boxed_call = True
             self._posted = False
 
@@ -141,14 +142,23 @@ def _capturing(state):
             pass
 
         def __call__(self, inputs):
+            if state.get("marking"):  # the moment the graph is entered
+                with torch.profiler.record_function(measure.ENTRY_MARK + self.mark):
+                    pass
             out = next(iter(self.gm.graph.find_nodes(op="output"))).args[0]
+            owner = _input_storages(self.gm, inputs)
             res = []
             for i, o in enumerate(out):
                 v = o.meta.get("val") if isinstance(o, torch.fx.Node) else None
                 if isinstance(v, torch.Tensor):
                     st = self.output_strides[i] if i < len(self.output_strides) else None
                     st = tuple(int(x) for x in st) if st is not None else v.stride()
-                    res.append(torch.empty_strided(v.shape, st, dtype=v.dtype, device=v.device))
+                    base = owner.get(_storage_key(v))
+                    if base is not None:  # the compiled graph returns it: no allocation
+                        res.append(base.as_strided(v.shape, st, v.storage_offset()))
+                    else:
+                        res.append(torch.empty_strided(v.shape, st, dtype=v.dtype,
+                                                       device=v.device))
                 else:
                     res.append(v if not isinstance(o, torch.fx.Node) else None)
             return res
@@ -165,7 +175,7 @@ def _capturing(state):
             del e
         cap.meta["export_seconds"] = round(time.time() - cap.t0, 1)
         state["captures"].append(cap)
-        out = ShapeOnly(gm, cap.output_strides)
+        out = ShapeOnly(gm, cap.output_strides, str(len(state["captures"]) - 1))
         out.post_compile(example_inputs)
         return out
 
@@ -189,6 +199,30 @@ def _capturing(state):
     finally:
         S.Scheduler.fuse_nodes = orig_fuse_nodes
         S.Scheduler.codegen = orig_codegen
+
+
+def _storage_key(t):
+    """An identity of T's storage (a real or a fake tensor)."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    return StorageWeakRef(t.untyped_storage())
+
+
+def _input_storages(gm, inputs):
+    """{storage key of a placeholder's example value: the real input given
+    for it}: the stand-in returns an output that is (a view of) an input as
+    that input, as the compiled graph does, so that the memory measured
+    through the stand-ins (_entry_live) is the real run's.  A forward
+    that saves a parameter for the backward, for example, allocates
+    nothing for it."""
+    import torch
+
+    owner = {}
+    for ph, x in zip(gm.graph.find_nodes(op="placeholder"), inputs, strict=False):
+        v = ph.meta.get("val")
+        if isinstance(v, torch.Tensor) and isinstance(x, torch.Tensor):
+            owner.setdefault(_storage_key(v), x)
+    return owner
 
 
 def _two_hop_pairs(pairs, pos):
@@ -529,6 +563,7 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
     with _capturing(state) as backend, ic.patch(cpu_backend=cpu_backend):
         f = torch.compile(model, backend=backend, dynamic=False)
         loss_fn(f(*inputs)).backward()
+        live = _entry_live(state, f, model, inputs, loss_fn)
     torch._dynamo.reset()
     model.zero_grad(set_to_none=True)
     if not state["captures"]:
@@ -543,12 +578,56 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
         base = name if k == 0 else f"{name}{k}"
         ex = {"inductor_cpu_backend": cpu_backend, **(extra or {})}
         g, plan = _finish(cap, base, model_label, batch, torch.__version__, ex)
+        _set_outside(g, live.get(str(state["captures"].index(cap))))
         gp = os.path.join(out, f"{base}.{cap.which}{ext}")
         pp = os.path.join(out, f"{base}.{cap.which}.inductor.plan{ext}")
         dump(g, gp)
         dump(plan, pp)
         done.append(Exported(cap.which, g, plan, gp, pp))
     return done
+
+
+def _entry_live(state, f, model, inputs, loss_fn):
+    """The bytes live when each captured graph is entered, measured in a
+    second step through the stand-ins (nothing is computed): {str(index in
+    state["captures"]): bytes}; CPU only ({} for a model on another
+    device).  A graph compiled again in that step is dropped."""
+    if any(p.device.type != "cpu" for p in model.parameters()):
+        return {}
+    n = len(state["captures"])
+    model.zero_grad(set_to_none=True)
+    state["marking"] = True
+    try:
+        live = measure.entry_live_bytes(measure.make_step(f, model, inputs, loss_fn),
+                                        model, inputs)
+    finally:
+        state["marking"] = False
+        del state["captures"][n:]
+    return live
+
+
+def _set_outside(g, live):
+    """Records in graph G the bytes live when it is entered that it neither
+    reads nor frees (docs/exporter.md): LIVE (measured; None: not measured)
+    less the input bytes fuseplan counts at step 0, the resident inputs and
+    the freeable ones with a reader.  Inductor's adjusted estimate gains
+    them too, so that fuseplan's peak still equals it."""
+    if live is None:
+        return
+    outs = set(g.get("outputs", []))
+    read = {r if isinstance(r, str) else r["buffer"] for nd in g["nodes"] for r in nd["reads"]}
+    counted = sum(b["bytes"] for b in g["buffers"]
+                  if b.get("input") and (not b.get("freeable") or b["name"] in outs
+                                         or b["name"] in read))
+    outside = max(0, live - counted)
+    meta = g["meta"]
+    meta["entry_live_bytes"] = live
+    meta["entry_input_bytes"] = counted
+    if outside:
+        g["version"] = 2
+        g["outside_live_bytes"] = outside
+        meta["inductor_peak_adjusted_bytes"] += outside
+        meta["inductor_adjustments"]["outside_live_bytes"] = outside
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,18 +92,60 @@ def _cpu_profile(step):
                  if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
     calls = sorted((e.start_ns(), e.end_ns()) for e in evs
                    if e.name().startswith("## Call CompiledFxGraph"))
+    trace, peak = _running_live(mem)
+    graph_peaks = []
+    for s, e in calls:
+        inside = [v for t, v in trace if s <= t <= e]
+        graph_peaks.append(max([_live_before(trace, s)] + inside))
+    return result, peak, graph_peaks
+
+
+def _running_live(mem):
+    """([(time, live delta after the event)], peak delta) of the sorted
+    (time, nbytes) memory events MEM."""
     live, peak, trace = 0, 0, []
     for t, nb in mem:
         live += nb
         peak = max(peak, live)
         trace.append((t, live))
-    graph_peaks = []
-    for s, e in calls:
-        before = [v for t, v in trace if t < s]
-        start = before[-1] if before else 0
-        inside = [v for t, v in trace if s <= t <= e]
-        graph_peaks.append(max([start] + inside))
-    return result, peak, graph_peaks
+    return trace, peak
+
+
+def _live_before(trace, s):
+    """The live delta of TRACE just before time S (0 before any event)."""
+    before = [v for t, v in trace if t < s]
+    return before[-1] if before else 0
+
+
+# A profiler range the exporter's stand-in opens when a compiled graph is
+# entered (export.py); the text after it names the graph.
+ENTRY_MARK = "## fuseplan graph entry "
+
+
+def entry_live_bytes(step: Step, model: torch.nn.Module,
+                     inputs: Sequence[Any]) -> dict[str, int]:
+    """Runs STEP once on the CPU under the profiler and returns, for each
+    ENTRY_MARK range opened in it (by name, the first of each), the bytes
+    live when it opened: the baseline (parameters, buffers, inputs) plus
+    the running sum of the allocator's events before it, as measure_peak
+    counts them.  Gradients must be None before the call (a free inside
+    the step of memory allocated before it would be counted negative)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    base = baseline_bytes(model, inputs)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    evs = prof.profiler.kineto_results.events()
+    mem = sorted((e.start_ns(), e.nbytes()) for e in evs
+                 if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
+    marks = sorted((e.start_ns(), e.name()[len(ENTRY_MARK):]) for e in evs
+                   if e.name().startswith(ENTRY_MARK))
+    trace, _ = _running_live(mem)
+    out = {}
+    for s, name in marks:
+        out.setdefault(name, base + _live_before(trace, s))
+    return out
 
 
 def measure_peak(step: Step, model: torch.nn.Module, inputs: Sequence[Any],
