@@ -660,6 +660,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
                     "backward (grad, the default), or + an in-place SGD update (sgd)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",
                     help="build and export the model under fake tensors (shapes only, no "
                     "storage): a step larger than this machine's memory exports")
@@ -675,13 +677,21 @@ def _export_main(args):
 
     try:
         check_torch()
-        model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+        # built in the dtype (module.to() cannot swap fake parameters)
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(getattr(torch, args.dtype))
+        try:
+            model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+        finally:
+            torch.set_default_dtype(default)
     except (ModelError, RuntimeError) as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     t0 = time.time()
     extra = {"seq": args.seq} if args.model.startswith(("gpt2", "llama-")) else {}
+    if args.dtype != "float32":
+        extra["dtype"] = args.dtype
     if args.fake:
         extra["fake_tensors"] = True
     try:

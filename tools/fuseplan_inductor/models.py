@@ -128,7 +128,7 @@ def _rotary(x, seq):
     hd = x.shape[-1]
     inv = 1.0 / (10000.0 ** (torch.arange(0, hd, 2, device=x.device).float() / hd))
     ang = torch.arange(seq, device=x.device).float()[:, None] * inv[None, :]
-    cos, sin = ang.cos(), ang.sin()
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
