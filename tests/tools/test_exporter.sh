@@ -2,7 +2,8 @@
 # test_exporter.sh -- tools/export_inductor.py on a tiny model (conv,
 # batch norm, linear, layer norm): forward and backward graphs and
 # Inductor's plans are written, load, verify, and fuseplan's evaluator
-# agrees with Inductor's adjusted peak estimate.
+# agrees with Inductor's adjusted peak estimate; llama-tiny's whole step
+# (--whole-step --fake) is one graph that says so.
 #
 # Needs a python with torch: $FUSEPLAN_PYTHON, else python3.  Without one
 # the test is skipped (exit 77); CI does not need torch.
@@ -91,5 +92,24 @@ for be in cpp triton; do
   t_true "no extern node writes two buffers" \
     grep -q '"kind":"extern","reads":\[[^]]*\],"writes":\["[^"]*","[^"]*"\]' "$out/tiny.bwd.json"
 done
+
+# the whole training step as one graph, captured under fake tensors:
+# fuseplan reads it, says whole-step, and Inductor's plan verifies
+out=$T_TMP/whole
+t_case 'export llama-tiny --whole-step --fake'
+t_run "$PY" "$EX" llama-tiny --batch 2 --seq 16 --whole-step --fake --plain --out "$out"
+if t_exit 0; then
+  g=$out/llama-tiny.step.json
+  t_run "$FUSEPLAN" info "$g"
+  t_exit 0
+  t_out_has 'whole-step graph (forward + backward)'
+  t_run "$FUSEPLAN" verify "$g" "$out/llama-tiny.step.inductor.plan.json"
+  t_exit 0
+fi
+
+t_case 'export: a bad llama name'
+t_run "$PY" "$EX" llama-d2-w64 --whole-step --out "$T_TMP/bad"
+t_exit 2
+t_err_has "missing vocab"
 
 t_finish

@@ -4,10 +4,10 @@
 # foreign, a stale and an unfusible plan, the fallback, bad plan
 # directories, an unsupported torch; tools/tests/test_two_hop.py: the
 # exporter's verdicts on pairs two steps apart, convnext's LayerNorm
-# triple), and the whole loop
-# (python -m fuseplan_inductor run) on the tiny model and on timm's
-# test_resnet at batch 2: the kernels are the plan's, outputs and gradients
-# match eager; a missing fuseplan binary, an unsupported torch and a foreign
+# triple; test_whole_step.py: whole-step and fake-tensor export), and the
+# whole loop (python -m fuseplan_inductor run) on the tiny model, on timm's
+# test_resnet at batch 2 and on llama-tiny's whole step (--whole-step): the
+# kernels are the plan's, outputs and gradients match eager; a missing fuseplan binary, an unsupported torch and a foreign
 # plan directory give their one-line errors.
 #
 # Needs a python with torch: $FUSEPLAN_PYTHON, else python3 (dev.sh test
@@ -64,6 +64,18 @@ for m in tiny test_resnet; do
   cp "$T_OUT" "$T_TMP/$m.rows"
   t_true "the rows of $m" check_rows "$T_TMP/$m.rows" "$m"
 done
+
+# the whole step as one graph (forward + backward + cross-entropy of the
+# tiny Llama-style config): kernels = plan, loss and gradients = eager
+t_case 'run llama-tiny --whole-step --json'
+t_run run llama-tiny --batch 2 --seq 16 --whole-step --json --work "$T_TMP/whole"
+if t_exit 0; then
+  cp "$T_OUT" "$T_TMP/whole.rows"
+  t_true "the rows of llama-tiny --whole-step" check_rows "$T_TMP/whole.rows" llama-tiny
+  t_true "not one whole-step graph" test "$(ls "$T_TMP"/whole/export/*.step.json | wc -l)" -eq 1
+else
+  cat "$T_ERR"
+fi
 
 t_case 'run: table'
 t_run run tiny --batch 2 --plans "$T_TMP/tiny/plans"

@@ -164,7 +164,7 @@ def _capturing(state):
             return res
 
     def inner(gm, example_inputs, **kwargs):
-        cap = Capture("bwd" if kwargs.get("is_backward") else "fwd")
+        cap = Capture(state.get("label") or ("bwd" if kwargs.get("is_backward") else "fwd"))
         state["current"] = cap
         try:
             compile_fx_inner(gm, example_inputs, **kwargs)
@@ -503,10 +503,13 @@ def _finish(cap, name, model, batch, torch_version, extra):
     n_kinds = {}
     for nd in g["nodes"]:
         n_kinds[nd["kind"]] = n_kinds.get(nd["kind"], 0) + 1
+    what = f"{cap.which} graph"
+    if cap.which == "step":
+        what = f"whole-step graph ({WHOLE_STEP_MODES[extra.get('whole_step', 'grad')]})"
     cap.meta.update(
         {
             "source": f"tools/export_inductor.py: torch.compile (inductor, CPU) of {model}, "
-            f"batch {batch}, {cap.which} graph, {extra['inductor_cpu_backend']} scheduling",
+            f"batch {batch}, {what}, {extra['inductor_cpu_backend']} scheduling",
             "model": model,
             "batch": batch,
             "graph": cap.which,
@@ -545,25 +548,110 @@ class Exported:
         self.plan_path = plan_path
 
 
+# --------------------------------------------------------------------------
+# whole training steps
+
+# --whole-step mode -> what the step graph holds
+WHOLE_STEP_MODES = {"grad": "forward + backward", "sgd": "forward + backward + SGD update"}
+SGD_LR = 1e-3
+
+
+def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor],
+                  mode: str = "grad") -> Callable[..., Any]:
+    """A function step(params, buffers, *inputs) that runs MODEL's forward
+    on INPUTS with the given parameter and buffer dicts, LOSS_FN and the
+    backward (torch.func.grad_and_value), so that torch.compile traces the
+    whole training step as one graph.  MODE "grad" returns (loss, {name:
+    gradient}); "sgd" updates PARAMS in place (p -= SGD_LR * gradient, each
+    gradient dead after its update, as an optimizer step frees them) and
+    returns the loss.  Raises ValueError on an unknown MODE."""
+    import torch
+    from torch.func import functional_call, grad_and_value
+
+    if mode not in WHOLE_STEP_MODES:
+        raise ValueError(f"whole-step mode '{mode}': expected one of {', '.join(WHOLE_STEP_MODES)}")
+
+    def step(params, buffers, *inputs):
+        def loss_of(p):
+            # the transform refuses in-place updates of tensors from outside
+            # it (batch norm's running statistics): update copies, copy back
+            bufs = {k: b.clone() for k, b in buffers.items()}
+            return loss_fn(functional_call(model, {**p, **bufs}, inputs)), bufs
+
+        grads, (loss, bufs) = grad_and_value(loss_of, has_aux=True)(params)
+        with torch.no_grad():
+            for k, b in buffers.items():
+                b.copy_(bufs[k])
+            if mode == "grad":
+                return loss, grads
+            for k, p in params.items():
+                p.sub_(grads[k], alpha=SGD_LR)
+        return loss
+
+    return step
+
+
+def step_arguments(model: torch.nn.Module) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (parameters, buffers) dicts a whole_step_fn step takes: MODEL's
+    own tensors, detached (same storage, no autograd history)."""
+    return ({k: v.detach() for k, v in model.named_parameters()},
+            {k: v for k, v in model.named_buffers()})
+
+
+def fake_tensors() -> contextlib.AbstractContextManager[Any]:
+    """A FakeTensorMode to build and export a model under: tensors carry
+    shapes, strides and dtypes but no storage, so a step that would need
+    more memory than the machine has exports in (nearly) none.  Tensors
+    created outside it are still accepted (e.g. by Inductor's lowering)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def _trace_step(model, inputs, loss_fn, backend, whole_step):
+    """Runs one training step of MODEL through torch.compile with BACKEND:
+    the model compiled and the backward run eagerly (AOTAutograd's forward
+    and backward graphs) or, with WHOLE_STEP, one whole_step_fn graph.
+    Returns the compiled callable."""
+    import torch
+
+    if not whole_step:
+        f = torch.compile(model, backend=backend, dynamic=False)
+        loss_fn(f(*inputs)).backward()
+        return f
+    params, buffers = step_arguments(model)
+    f = torch.compile(whole_step_fn(model, loss_fn, whole_step), backend=backend,
+                      dynamic=False, fullgraph=True)
+    f(params, buffers, *inputs)
+    return f
+
+
 def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  loss_fn: Callable[[Any], torch.Tensor], *, name: str, model_label: str,
                  batch: int, out: str, ext: str = ".json.gz", cpu_backend: str = "cpp",
                  which: Sequence[str] = ("fwd", "bwd"),
-                 extra: dict[str, Any] | None = None) -> list[Exported]:
+                 extra: dict[str, Any] | None = None,
+                 whole_step: str | None = None) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
-    them.  Returns the list of Exported; raises RuntimeError when nothing
-    was captured, and whatever torch raises."""
+    them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
+    OUT/NAME.stepEXT (WHICH is then ignored).  Returns the list of Exported;
+    raises RuntimeError when nothing was captured, ValueError on a bad
+    WHOLE_STEP, and whatever torch raises."""
     import torch
     import torch._inductor.config as ic
 
-    state = {"current": None, "captures": []}
+    state = {"current": None, "captures": [], "label": "step" if whole_step else None}
+    if whole_step:
+        which = ("step",)
+        extra = {**(extra or {}), "whole_step": whole_step}
     model.train()
     torch._dynamo.reset()
     with _capturing(state) as backend, ic.patch(cpu_backend=cpu_backend):
-        f = torch.compile(model, backend=backend, dynamic=False)
-        loss_fn(f(*inputs)).backward()
-        live = _entry_live(state, f, model, inputs, loss_fn)
+        f = _trace_step(model, inputs, loss_fn, backend, whole_step)
+        # A whole step takes parameters and buffers as its arguments: what
+        # the stand-ins would measure around it is not measured (yet).
+        live = {} if whole_step else _entry_live(state, f, model, inputs, loss_fn)
     torch._dynamo.reset()
     model.zero_grad(set_to_none=True)
     if not state["captures"]:
@@ -652,25 +740,49 @@ def main(argv: list[str] | None = None) -> int:
                     "scheduling that GPUs use, run on the CPU graph; experimental in "
                     "Inductor, but nothing is compiled here)")
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
+    ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
+                    help="export the whole training step as one graph, NAME.step: forward + "
+                    "backward (grad, the default), or + an in-place SGD update (sgd)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                    help="the model's parameters and floating-point inputs (default float32)")
+    ap.add_argument("--fake", action="store_true",
+                    help="build and export the model under fake tensors (shapes only, no "
+                    "storage): a step larger than this machine's memory exports")
     args = ap.parse_args(argv)
+    ctx = fake_tensors() if args.fake else contextlib.nullcontext()
+    with ctx:
+        return _export_main(args)
 
+
+def _export_main(args):
+    """main's body (under the fake mode with --fake)."""
     import torch
 
     try:
         check_torch()
-        model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+        # built in the dtype (module.to() cannot swap fake parameters)
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(getattr(torch, args.dtype))
+        try:
+            model, inputs, loss_fn = build_model(args.model, args.batch, args.seq)
+        finally:
+            torch.set_default_dtype(default)
     except (ModelError, RuntimeError) as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     t0 = time.time()
-    extra = {"seq": args.seq} if args.model.startswith("gpt2") else {}
+    extra = {"seq": args.seq} if args.model.startswith(("gpt2", "llama-")) else {}
+    if args.dtype != "float32":
+        extra["dtype"] = args.dtype
+    if args.fake:
+        extra["fake_tensors"] = True
     try:
         done = export_model(model, inputs, loss_fn, name=args.name or args.model.replace(":", "."),
                             model_label=args.model, batch=args.batch, out=args.out,
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
-                            extra=extra)
+                            extra=extra, whole_step=args.whole_step)
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1

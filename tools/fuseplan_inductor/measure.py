@@ -78,6 +78,24 @@ def make_step(fn: Callable[..., Any], model: torch.nn.Module, inputs: Sequence[A
     return step
 
 
+def make_whole_step(fn: Callable[..., Any], model: torch.nn.Module,
+                    inputs: Sequence[Any]) -> Step:
+    """A training step of FN, a whole_step_fn of MODEL (grad mode) or its
+    compiled form: FN's gradients become the parameters' .grad, so that
+    snapshot reads them as after a backward.  Returns (loss, loss): a
+    whole step has no other output."""
+    from .export import step_arguments
+
+    def step():
+        params, buffers = step_arguments(model)
+        loss, grads = fn(params, buffers, *inputs)
+        for n, p in model.named_parameters():
+            p.grad = grads[n]
+        return loss, loss
+
+    return step
+
+
 def _cpu_profile(step):
     """Runs STEP under the profiler; returns (result, peak delta of the step,
     [peak delta inside each compiled graph call], [live delta at each call's

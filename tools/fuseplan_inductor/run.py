@@ -1,4 +1,4 @@
-"""python -m fuseplan_inductor run MODEL --batch B: the whole loop.
+"""python -m fuseplan_inductor run MODEL --batch B [--whole-step]: the whole loop.
 
 export (the pre-fusion graphs and Inductor's plans of one training step) ->
 fuseplan solve (auto, under the budget) -> compile with the plans -> measure
@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from . import measure
 from .apply import GraphReport, PlanError, PlanSet, UnfusibleGroupError, observe, plan_error, plans
-from .export import Exported, codegen_splits, export_model
+from .export import Exported, codegen_splits, export_model, whole_step_fn
 from .files import dump, load
 from .models import ModelError, build_model
 from .versions import UnsupportedTorchError, check_torch
@@ -101,16 +101,23 @@ def _groups_key(groups):
     return [frozenset(x) for x in groups]
 
 
-def _measure_method(method, model0, inputs, loss_fn, device, steps, ctx):
-    """Compiles (unless eager) a fresh copy of MODEL0 and measures it.
-    Returns (snapshot, step seconds, step peak, graph peaks, reports)."""
+def _measure_method(method, model0, inputs, loss_fn, device, steps, ctx, whole_step=None):
+    """Compiles (unless eager) a fresh copy of MODEL0, or with WHOLE_STEP its
+    whole_step_fn, and measures it.  Returns (snapshot, step seconds, step
+    peak, graph peaks, reports)."""
     import torch
 
     model = copy.deepcopy(model0).to(device)
     model.train()
     torch._dynamo.reset()
-    fn = model if method == "eager" else torch.compile(model, dynamic=False)
-    step = measure.make_step(fn, model, inputs, loss_fn)
+    if whole_step:
+        fn = whole_step_fn(model, loss_fn, whole_step)
+        if method != "eager":
+            fn = torch.compile(fn, dynamic=False, fullgraph=True)
+        step = measure.make_whole_step(fn, model, inputs)
+    else:
+        fn = model if method == "eager" else torch.compile(model, dynamic=False)
+        step = measure.make_step(fn, model, inputs, loss_fn)
     with ctx() as ps:
         snap = measure.snapshot(model, step())  # compiles both graphs
         seconds = measure.time_step(step, device, steps=steps)
@@ -237,7 +244,8 @@ def _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs, fusep
     for attempt in range(args.replan + 1):
         last = attempt == args.replan
         try:
-            measured = _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx)
+            measured = _measure_method(method, model, inputs, loss_fn, args.device, args.steps, ctx,
+                                       args.whole_step)
         except Exception as e:  # noqa: BLE001 (torch wraps what the plans raise)
             pe = plan_error(e)
             if not replanning or last or not isinstance(pe, UnfusibleGroupError):
@@ -276,7 +284,8 @@ def loop(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
     model = model.to(args.device)
     exported = export_model(copy.deepcopy(model), inputs, loss_fn,
                             name=args.model.replace(":", ".").replace("/", "."),
-                            model_label=args.model, batch=args.batch, out=exp_dir, ext=".json")
+                            model_label=args.model, batch=args.batch, out=exp_dir, ext=".json",
+                            whole_step=args.whole_step)
     given = _check_given(args.plans, exported) if args.plans else None
     graphs = _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given)
     contexts = {"eager": _null_ctx, "inductor": observe,
@@ -323,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "See docs/inductor.md.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="the whole loop on one model")
-    r.add_argument("model", help="a timm model name, gpt2 / gpt2-L<n>, tiny, or "
+    r.add_argument("model", help="a timm model name, gpt2 / gpt2-L<n>, llama-..., tiny, or "
                    "module:callable (a function of the batch size returning "
                    "(model, example_inputs[, loss_fn]))")
     r.add_argument("--batch", type=int, required=True, help="batch size")
@@ -339,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="when Inductor refuses groups of fuseplan's plan, or its code "
                    "generation splits them, make their pairs unfusible and solve that graph "
                    "again, up to this many times (default 3)")
+    r.add_argument("--whole-step", action="store_const", const="grad",
+                   help="the training step as one graph (forward + backward, "
+                   "torch.func.grad_and_value compiled whole) instead of AOTAutograd's "
+                   "forward and backward graphs")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
     r.add_argument("--threads", type=int, default=1,

@@ -1,0 +1,55 @@
+#!/bin/sh
+# data/whole-step/regenerate.sh -- re-exports the whole-step corpus (one
+# graph per training step: forward + loss + backward of Llama-style
+# models at the sizes that pytorch/pytorch #190777 and #190804 measure)
+# with tools/export_inductor.py --whole-step --fake, and prints the table
+# of data/whole-step/README.md.
+#
+# Usage: PYTHON=/path/to/venv/bin/python data/whole-step/regenerate.sh
+# (a python with the torch of tools/requirements.txt).  Under fake tensors
+# nothing is allocated or executed: about 2.5 minutes and 1 GB of memory
+# per graph on 2 cores.  `regenerate.sh --table-only [DIR]` prints the
+# table of DIR (default: this directory) without exporting; it needs
+# build/fuseplan (or $FUSEPLAN) for the eager peak and traffic.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+py=${PYTHON:-python3}
+fp=${FUSEPLAN:-$top/build/fuseplan}
+ex="$py $top/tools/export_inductor.py --whole-step --fake --dtype bfloat16 --batch 1 --seq 2048 --out $here"
+
+if [ "${1:-}" != --table-only ]; then
+  for m in llama-d12-w3072-v256k llama-d14-w3584-v256k; do
+    $ex "$m"
+    $ex "$m" --cpu-backend triton --name "$m-triton"
+  done
+  # the same step in float32, and in bfloat16 with an in-place SGD update
+  # (each gradient dies at its update instead of living to the end)
+  $ex llama-d14-w3584-v256k --dtype float32 --name llama-d14-w3584-v256k-fp32
+  $ex llama-d14-w3584-v256k --whole-step=sgd --name llama-d14-w3584-v256k-sgd
+fi
+
+# the README table: one row per graph (sizes in GB = 10^9 bytes)
+d=${2:-$here}
+for g in "$d"/*.step.json.gz; do
+  p=${g%.json.gz}.inductor.plan.json.gz
+  printf '%s\t' "$g"
+  "$fp" eval --json "$g" "$p" | tr -d '\n'
+  echo
+done | "$py" -c "$(cat <<'PY'
+import gzip, json, sys
+print("| graph | scheduling | nodes | buffers | Inductor kernels | eager peak GB "
+      "| Inductor peak GB | eager traffic GB | Inductor traffic GB | export s |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for line in sys.stdin:
+    path, ev = line.split("\t", 1)
+    ev = json.loads(ev)
+    g = json.load(gzip.open(path))
+    m = g["meta"]
+    e = ev["eager"]
+    print(f"| `{g['name']}` | {m['inductor_cpu_backend']} | {len(g['nodes'])} "
+          f"| {len(g['buffers'])} | {ev['kernels']} | {e['peak_bytes'] / 1e9:.3f} "
+          f"| {ev['peak_bytes'] / 1e9:.3f} | {e['traffic_bytes'] / 1e9:.1f} "
+          f"| {ev['traffic_bytes'] / 1e9:.1f} | {m['export_seconds']} |")
+PY
+)"

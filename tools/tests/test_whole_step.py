@@ -1,0 +1,113 @@
+"""Whole-step export (export_model(..., whole_step=...), --whole-step):
+one graph holds the forward, the loss and the backward (and, with "sgd",
+the parameter update); the Llama-style models parse their knobs from the
+name; and a fake-tensor export (--fake) equals the real export node for
+node.  Run by tests/tools/test_inductor.sh; needs torch."""
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import torch  # noqa: E402
+
+from fuseplan_inductor.export import export_model, fake_tensors  # noqa: E402
+from fuseplan_inductor.export import main as export_main  # noqa: E402
+from fuseplan_inductor.files import load  # noqa: E402
+from fuseplan_inductor.models import ModelError, build_model, parse_llama  # noqa: E402
+
+torch.set_num_threads(1)
+TINY = ("llama-tiny", 2, 16)  # model, batch, sequence
+
+
+def _export(out, model_name=TINY[0], batch=TINY[1], seq=TINY[2], mode="grad", fake=False):
+    """The Exported list of one whole-step export into OUT."""
+    ctx = fake_tensors() if fake else contextlib.nullcontext()
+    with ctx:
+        model, inputs, loss_fn = build_model(model_name, batch, seq)
+        return export_model(model, inputs, loss_fn, name=model_name, model_label=model_name,
+                            batch=batch, out=out, ext=".json", whole_step=mode)
+
+
+class LlamaNames(unittest.TestCase):
+    def test_knobs(self):
+        k = parse_llama("llama-d14-w3584-v256k")
+        self.assertEqual((k["depth"], k["width"], k["vocab"]), (14, 3584, 256000))
+        self.assertEqual((k["heads"], k["rope"]), (28, True))
+        self.assertEqual(k["ffn"] % 256, 0)
+        self.assertGreaterEqual(k["ffn"], 8 * 3584 // 3)
+        k = parse_llama("llama-d2-w64-h4-v512-f96-learned")
+        self.assertEqual((k["heads"], k["ffn"], k["rope"]), (4, 96, False))
+        self.assertEqual(parse_llama("llama-tiny")["width"], 64)
+
+    def test_bad_names(self):
+        for bad in ("llama-d2-w64", "llama-d2-w64-v1x", "llama-d2-w64-v512-q3",
+                    "llama-d2-w66-h4-v512", "llama-d0-w64-v512"):
+            with self.assertRaises(ModelError, msg=bad):
+                parse_llama(bad)
+
+
+class WholeStep(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="fuseplan-whole.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_one_graph_forward_and_backward(self):
+        done = _export(self.tmp)
+        self.assertEqual([ex.which for ex in done], ["step"])
+        g = done[0].graph
+        self.assertEqual(g["name"], "llama-tiny.step")
+        self.assertIn("whole-step graph (forward + backward)", g["meta"]["source"])
+        # outputs: the loss and one gradient per parameter (2 blocks x 6 + 3)
+        self.assertEqual(len(g["outputs"]), 1 + 2 * 6 + 3)
+        names = {nd["name"] for nd in g["nodes"]}
+        self.assertEqual({n for grp in done[0].plan["groups"] for n in grp}, names)
+
+    def test_sgd_updates_in_place(self):
+        grad = _export(os.path.join(self.tmp, "g"))[0].graph
+        sgd = _export(os.path.join(self.tmp, "s"), mode="sgd")[0].graph
+        self.assertIn("forward + backward + SGD update", sgd["meta"]["source"])
+        # the 15 parameters are updated in place (their new versions are
+        # the outputs); the gradients are intermediates
+        self.assertGreaterEqual(sgd["meta"]["mutations"] - grad["meta"]["mutations"], 15)
+        self.assertEqual(len(sgd["outputs"]), len(grad["outputs"]))
+
+    def test_batch_norm_buffers(self):
+        # running statistics are updated in the step (copied back)
+        g = _export(self.tmp, model_name="tiny", batch=2)[0].graph
+        self.assertGreaterEqual(g["meta"]["mutations"], 3)
+
+    def test_fake_equals_real(self):
+        real = _export(os.path.join(self.tmp, "r"))[0]
+        fake = _export(os.path.join(self.tmp, "f"), fake=True)[0]
+        for key in ("nodes", "buffers", "outputs", "unfusible"):
+            self.assertEqual(real.graph[key], fake.graph[key], key)
+        self.assertEqual(real.plan, fake.plan)
+        self.assertEqual(real.graph["meta"]["inductor_peak_adjusted_bytes"],
+                         fake.graph["meta"]["inductor_peak_adjusted_bytes"])
+
+    def test_fake_cli_allocates_nothing_big(self):
+        # a step of ~1.2 GB of parameters (d4 w1024 v128k) under --fake: no
+        # tensor storage is allocated, so the process grows far less
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rc = export_main(["llama-d4-w1024-v128k", "--batch", "1", "--seq", "64", "--whole-step",
+                          "--fake", "--plain", "--out", self.tmp])
+        self.assertEqual(rc, 0)
+        g = load(os.path.join(self.tmp, "llama-d4-w1024-v128k.step.json"))
+        self.assertTrue(g["meta"]["fake_tensors"])
+        params = sum(b["bytes"] for b in g["buffers"] if b.get("input"))
+        self.assertGreater(params, 2**30)
+        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+        self.assertLess(grown, params // 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
