@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import prefusion, record
+from . import oracle, prefusion, record
 from .files import dump
 from .models import ModelError, build_model
 from .versions import check_torch
@@ -58,6 +58,9 @@ class Capture:
         self.graph = None  # fuseplan graph dict
         self.groups = None  # Inductor's plan, exported node names
         self.candidate_verdicts = None
+        self.oracle_probes = None  # [(group, Inductor fuses it)], oracle.py
+        self.prefusion_loops = None  # oracle.snapshot of the pre-fusion nodes
+        self.iter_rewrites = None  # _final_rules's count, once it ran
         self.output_strides = []
         self.emitted = None  # the kernels Inductor's code generation emits
         self.meta = {}
@@ -100,12 +103,20 @@ def _capturing(state):
         cap = state["current"]
         if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
             cap.candidate_verdicts = _candidate_verdicts(self, cap)
+            if state.get("oracle", 0) > 0:
+                cap.prefusion_loops = oracle.snapshot(cap.sched_nodes.values())
         return orig_fuse_nodes(self, nodes)
 
     def codegen(self):
         cap = state["current"]
         _capture_plan(cap, self)
         cap.output_strides = _output_strides()
+        if cap.prefusion_loops is not None:
+            # the oracle samples the groups that the exported rules allow,
+            # so those rules are made first; it leaves the nodes as they are
+            cap.iter_rewrites = _final_rules(cap)
+            cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
+                                             cap.prefusion_loops, _compatible, state["oracle"])
         # generate the code (nothing is compiled): the kernels Inductor
         # really emits, which may split a scheduler group (C++ outer-loop
         # fusion falls back to one loop nest per member when it cannot merge
@@ -425,9 +436,12 @@ def codegen_splits(groups: list[list[str]],
     return splits
 
 
-def _finish(cap, name, model, batch, torch_version, extra):
+def _final_rules(cap):
+    """Puts the exported rules in CAP's graph once Inductor's plan is
+    captured: iteration spaces rewritten where Inductor fused what the
+    pairwise rule would not allow, the unfusible pairs, max_fusion_size.
+    Returns the number of iteration spaces rewritten."""
     g = cap.graph
-    g["name"] = f"{name}.{cap.which}"
     byname = {nd["name"]: nd for nd in g["nodes"]}
     rewritten = 0
     for grp in cap.groups:
@@ -462,10 +476,21 @@ def _finish(cap, name, model, batch, torch_version, extra):
         if _compatible(byname[u], byname[v]):
             unf.append([u, v])
     g["unfusible"] = unf
+    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
+    return rewritten
+
+
+def _finish(cap, name, model, batch, torch_version, extra):
+    g = cap.graph
+    g["name"] = f"{name}.{cap.which}"
+    if cap.iter_rewrites is None:
+        cap.iter_rewrites = _final_rules(cap)
+    rewritten = cap.iter_rewrites
+    if cap.oracle_probes is not None:
+        cap.meta["oracle"] = oracle.summarize(g, cap.oracle_probes, _compatible)
     if cap.emitted is not None:
         cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
         cap.meta["inductor_codegen_splits"] = codegen_splits(cap.groups, cap.emitted)
-    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     n_kinds = {}
     for nd in g["nodes"]:
         n_kinds[nd["kind"]] = n_kinds.get(nd["kind"], 0) + 1
@@ -515,15 +540,18 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  loss_fn: Callable[[Any], torch.Tensor], *, name: str, model_label: str,
                  batch: int, out: str, ext: str = ".json.gz", cpu_backend: str = "cpp",
                  which: Sequence[str] = ("fwd", "bwd"),
-                 extra: dict[str, Any] | None = None) -> list[Exported]:
+                 extra: dict[str, Any] | None = None,
+                 oracle_samples: int = 0) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
-    them.  Returns the list of Exported; raises RuntimeError when nothing
-    was captured, and whatever torch raises."""
+    them; with ORACLE_SAMPLES > 0, that many sampled groups are asked of
+    Inductor (oracle.py) and recorded in each graph's meta.oracle.  Returns
+    the list of Exported; raises RuntimeError when nothing was captured, and
+    whatever torch raises."""
     import torch
     import torch._inductor.config as ic
 
-    state = {"current": None, "captures": []}
+    state = {"current": None, "captures": [], "oracle": oracle_samples}
     model.train()
     torch._dynamo.reset()
     with _capturing(state) as backend, ic.patch(cpu_backend=cpu_backend):
@@ -573,6 +601,10 @@ def main(argv: list[str] | None = None) -> int:
                     "scheduling that GPUs use, run on the CPU graph; experimental in "
                     "Inductor, but nothing is compiled here)")
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
+    ap.add_argument("--oracle", type=int, default=oracle.DEFAULT_SAMPLES, metavar="N",
+                    help="ask Inductor about N random groups of 2-6 nodes that fuseplan's "
+                    "rules call legal and record the disagreements in the graph's "
+                    f"meta.oracle (default {oracle.DEFAULT_SAMPLES}; 0: off)")
     args = ap.parse_args(argv)
 
     import torch
@@ -591,12 +623,16 @@ def main(argv: list[str] | None = None) -> int:
                             model_label=args.model, batch=args.batch, out=args.out,
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
-                            extra=extra)
+                            extra=extra, oracle_samples=max(0, args.oracle))
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1
     for ex in done:
         g, plan = ex.graph, ex.plan
+        orc = g["meta"].get("oracle")
+        if orc is not None:
+            print(f"{ex.graph_path}: oracle: {orc['disagreements']} of {orc['samples']} "
+                  f"sampled legal groups ({orc['connected']} connected) are no Inductor kernel")
         print(
             f"{ex.graph_path}: {len(g['nodes'])} nodes, {len(g['buffers'])} buffers, "
             f"{len(plan['groups'])} Inductor kernels, {len(g['unfusible'])} unfusible pairs, "
