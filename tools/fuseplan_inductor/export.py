@@ -59,7 +59,7 @@ class Capture:
         self.groups = None  # Inductor's plan, exported node names
         self.candidate_verdicts = None
         self.oracle_probes = None  # [(group, Inductor fuses it)], oracle.py
-        self.prefusion_loops = None  # oracle.snapshot of the pre-fusion nodes
+        self.prefusion = None  # oracle.prefusion_state, before Inductor fuses
         self.iter_rewrites = None  # _final_rules's count, once it ran
         self.output_strides = []
         self.emitted = None  # the kernels Inductor's code generation emits
@@ -104,19 +104,19 @@ def _capturing(state):
         if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
             cap.candidate_verdicts = _candidate_verdicts(self, cap)
             if state.get("oracle", 0) > 0:
-                cap.prefusion_loops = oracle.snapshot(cap.sched_nodes.values())
+                cap.prefusion = oracle.prefusion_state(self, cap.sched_nodes.values())
         return orig_fuse_nodes(self, nodes)
 
     def codegen(self):
         cap = state["current"]
         _capture_plan(cap, self)
         cap.output_strides = _output_strides()
-        if cap.prefusion_loops is not None:
+        if cap.prefusion is not None:
             # the oracle samples the groups that the exported rules allow,
             # so those rules are made first; it leaves the nodes as they are
             cap.iter_rewrites = _final_rules(cap)
             cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
-                                             cap.prefusion_loops, _compatible, state["oracle"])
+                                             cap.prefusion, _compatible, state["oracle"])
         # generate the code (nothing is compiled): the kernels Inductor
         # really emits, which may split a scheduler group (C++ outer-loop
         # fusion falls back to one loop nest per member when it cannot merge

@@ -228,21 +228,34 @@ def restore(saved: list[tuple[Any, Any]]) -> None:
         n.restore_loop_state(st)
 
 
-def _merges(sched: Any, parts: list[Any], seen: set[frozenset]) -> bool:
+def _members(part: Any) -> frozenset:
+    """The node names of a part (a scheduler node or a fused one)."""
+    return frozenset(n.get_name() for n in part.get_nodes())
+
+
+def _merges(sched: Any, parts: list[Any], seen: set[frozenset],
+            refused: set[frozenset]) -> bool:
     """Whether PARTS can be merged into one by pairwise fusions, in some
-    order (depth first; SEEN: the partitions already found dead ends)."""
+    order (depth first; SEEN: the partitions already found dead ends;
+    REFUSED: the pairs of parts, by members, already refused: a pair is
+    asked once per group, whatever the merges that made its parts)."""
     if len(parts) == 1:
         return True
-    key = frozenset(frozenset(n.get_name() for n in p.get_nodes()) for p in parts)
+    key = frozenset(_members(p) for p in parts)
     if key in seen:
         return False
     saved = snapshot([n for p in parts for n in p.get_nodes()])
     for i in range(len(parts)):
         for j in range(i + 1, len(parts)):
+            pair = frozenset((_members(parts[i]), _members(parts[j])))
+            if pair in refused:
+                continue
             fused = _pair_fuses(sched, parts[i], parts[j])
-            if fused is not None:
+            if fused is None:
+                refused.add(pair)
+            else:
                 rest = [p for k, p in enumerate(parts) if k not in (i, j)]
-                if _merges(sched, [fused] + rest, seen):
+                if _merges(sched, [fused] + rest, seen, refused):
                     return True
             restore(saved)
     seen.add(key)
@@ -256,26 +269,38 @@ def inductor_fuses(sched: Any, snodes: Sequence[Any]) -> bool:
     trial makes (loop reordering, recomputed ranges) is undone."""
     saved = snapshot(snodes)
     try:
-        return _merges(sched, list(snodes), set())
+        return _merges(sched, list(snodes), set(), set())
     finally:
         restore(saved)
 
 
+def prefusion_state(sched: Any, snodes: Any) -> dict[str, Any]:
+    """What the oracle needs of the scheduler as it is before fusion: the
+    nodes' loop states and the map from node names to fused nodes (each
+    node its own), which the vertical check reads."""
+    return {"loops": snapshot(snodes), "fused": dict(sched.name_to_fused_node)}
+
+
 def probe(sched: Any, graph: dict[str, Any], sched_nodes: dict[str, Any],
-          prefusion: list[tuple[Any, Any]], compatible: Callable[[dict, dict], bool],
+          prefusion: dict[str, Any], compatible: Callable[[dict, dict], bool],
           count: int = DEFAULT_SAMPLES, seed: int = 0) -> list[tuple[list[str], bool]]:
     """Samples groups that GRAPH's rules (its iteration spaces, unfusible
     pairs, max_fusion_size) call legal and asks Inductor about each, with
-    the nodes' loops as they were before fusion (PREFUSION, a snapshot);
-    called once Inductor's own fusion is done, the nodes are left as it
-    left them.  Returns [(group, fuses)].  Raises nothing of its own."""
+    the scheduler as it was before fusion (PREFUSION, from
+    prefusion_state); called once Inductor's own fusion is done, the
+    scheduler is left as Inductor left it.  Returns [(group, fuses)].
+    Raises nothing of its own."""
     rules = Rules(graph, compatible, {tuple(p) for p in graph.get("unfusible", [])})
     groups = sample_groups(rules, count, seed)
     after = snapshot(sched_nodes.values())
-    restore(prefusion)
+    fused_after, memory_after = sched.name_to_fused_node, sched._fusion_memory_state
+    restore(prefusion["loops"])
+    # no fusion-round memory state: as for the exporter's pair verdicts
+    sched.name_to_fused_node, sched._fusion_memory_state = dict(prefusion["fused"]), None
     try:
         return [(g, inductor_fuses(sched, [sched_nodes[x] for x in g])) for g in groups]
     finally:
+        sched.name_to_fused_node, sched._fusion_memory_state = fused_after, memory_after
         restore(after)
 
 
