@@ -143,10 +143,16 @@ def _grow(rules: Rules, rng: random.Random, seeds: list[str], connected: bool) -
 
 def _all_groups(rules: Rules, seeds: list[str], limit: int) -> list[list[str]] | None:
     """Every legal group of 2-6 nodes in program order, or None when there
-    are more than LIMIT (then they are sampled)."""
+    are more than LIMIT or the search visits more than 1,000 x LIMIT
+    pairwise-compatible sets (most of them not convex: many nodes of one
+    iteration space); then they are sampled."""
     out = []
+    budget = [1000 * limit]
 
     def extend(group, start):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
         if len(group) >= 2 and rules.convex(group):
             out.append(list(group))
             if len(out) > limit:
