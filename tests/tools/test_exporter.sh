@@ -83,6 +83,37 @@ for be in cpp triton; do
   t_true "a graph with outside bytes is not version 2" \
     grep -q '"version": *2' "$out/tiny.bwd.json"
 
+  # the oracle (docs/exporter.md, "The oracle check"): tiny is small
+  # enough that every group of 2-6 nodes that the exported rules allow is
+  # asked of Inductor; the counts are held so that a change of the rules
+  # or of the oracle shows.  Each disagreement is a group fuseplan calls
+  # legal that Inductor cannot emit as one kernel (group-level rules in
+  # the graph format are what would bring them to 0).
+  for w in fwd bwd; do
+    g=$out/tiny.$w.json
+    case $be.$w in
+      cpp.fwd) want='97 3' ;;
+      cpp.bwd) want='12 1' ;;
+      triton.fwd) want='66 1' ;;
+      triton.bwd) want='12 0' ;;
+    esac
+    t_case "tiny.$w ($be): oracle"
+    t_true "no oracle record in $g" grep -q '"oracle":{"samples":' "$g" || continue
+    t_eq "samples disagreements" \
+      "$(json_num samples "$g") $(json_num disagreements "$g")" "$want"
+    if [ "$(json_num disagreements "$g")" -gt 0 ]; then
+      t_true "the refused groups are not listed" grep -q '"refused_groups":\[\["' "$g"
+    fi
+  done
+  t_case "export tiny ($be): --oracle 0 leaves the plan as it is"
+  t_run "$PY" "$EX" tiny --batch 4 --cpu-backend "$be" --plain --oracle 0 --which fwd \
+    --out "$out.off"
+  t_exit 0
+  t_true "--oracle 0 still wrote an oracle record" \
+    test -z "$(grep -o '"oracle"' "$out.off/tiny.fwd.json")"
+  t_true "the oracle changed Inductor's plan" \
+    cmp -s "$out/tiny.fwd.inductor.plan.json" "$out.off/tiny.fwd.inductor.plan.json"
+  # forward: three batch-norm buffers (running mean, var, count) are
   # mutated in place and come out as graph outputs
   t_case "tiny.fwd ($be): mutations"
   t_eq mutations "$(json_num mutations "$out/tiny.fwd.json")" 3

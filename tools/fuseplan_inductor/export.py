@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import measure, prefusion, record
+from . import measure, oracle, prefusion, record
 from .files import dump
 from .models import ModelError, build_model
 from .versions import check_torch
@@ -58,6 +58,9 @@ class Capture:
         self.graph = None  # fuseplan graph dict
         self.groups = None  # Inductor's plan, exported node names
         self.candidate_verdicts = None
+        self.oracle_probes = None  # [(group, Inductor fuses it)], oracle.py
+        self.prefusion = None  # oracle.prefusion_state, before Inductor fuses
+        self.iter_rewrites = None  # _final_rules's count, once it ran
         self.output_strides = []
         self.emitted = None  # the kernels Inductor's code generation emits
         self.meta = {}
@@ -100,12 +103,20 @@ def _capturing(state):
         cap = state["current"]
         if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
             cap.candidate_verdicts = _candidate_verdicts(self, cap)
+            if state.get("oracle", 0) > 0:
+                cap.prefusion = oracle.prefusion_state(self, cap.sched_nodes.values())
         return orig_fuse_nodes(self, nodes)
 
     def codegen(self):
         cap = state["current"]
         _capture_plan(cap, self)
         cap.output_strides = _output_strides()
+        if cap.prefusion is not None:
+            # the oracle samples the groups that the exported rules allow,
+            # so those rules are made first; it leaves the nodes as they are
+            cap.iter_rewrites = _final_rules(cap)
+            cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
+                                             cap.prefusion, _compatible, state["oracle"])
         # generate the code (nothing is compiled): the kernels Inductor
         # really emits, which may split a scheduler group (C++ outer-loop
         # fusion falls back to one loop nest per member when it cannot merge
@@ -459,9 +470,12 @@ def codegen_splits(groups: list[list[str]],
     return splits
 
 
-def _finish(cap, name, model, batch, torch_version, extra):
+def _final_rules(cap):
+    """Puts the exported rules in CAP's graph once Inductor's plan is
+    captured: iteration spaces rewritten where Inductor fused what the
+    pairwise rule would not allow, the unfusible pairs, max_fusion_size.
+    Returns the number of iteration spaces rewritten."""
     g = cap.graph
-    g["name"] = f"{name}.{cap.which}"
     byname = {nd["name"]: nd for nd in g["nodes"]}
     rewritten = 0
     for grp in cap.groups:
@@ -496,10 +510,21 @@ def _finish(cap, name, model, batch, torch_version, extra):
         if _compatible(byname[u], byname[v]):
             unf.append([u, v])
     g["unfusible"] = unf
+    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
+    return rewritten
+
+
+def _finish(cap, name, model, batch, torch_version, extra):
+    g = cap.graph
+    g["name"] = f"{name}.{cap.which}"
+    if cap.iter_rewrites is None:
+        cap.iter_rewrites = _final_rules(cap)
+    rewritten = cap.iter_rewrites
+    if cap.oracle_probes is not None:
+        cap.meta["oracle"] = oracle.summarize(g, cap.oracle_probes, _compatible)
     if cap.emitted is not None:
         cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
         cap.meta["inductor_codegen_splits"] = codegen_splits(cap.groups, cap.emitted)
-    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     n_kinds = {}
     for nd in g["nodes"]:
         n_kinds[nd["kind"]] = n_kinds.get(nd["kind"], 0) + 1
@@ -631,17 +656,21 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  batch: int, out: str, ext: str = ".json.gz", cpu_backend: str = "cpp",
                  which: Sequence[str] = ("fwd", "bwd"),
                  extra: dict[str, Any] | None = None,
-                 whole_step: str | None = None) -> list[Exported]:
+                 whole_step: str | None = None,
+                 oracle_samples: int = 0) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
-    OUT/NAME.stepEXT (WHICH is then ignored).  Returns the list of Exported;
-    raises RuntimeError when nothing was captured, ValueError on a bad
-    WHOLE_STEP, and whatever torch raises."""
+    OUT/NAME.stepEXT (WHICH is then ignored); with ORACLE_SAMPLES > 0, that
+    many sampled groups are asked of Inductor (oracle.py) and recorded in
+    each graph's meta.oracle.  Returns the list of Exported; raises
+    RuntimeError when nothing was captured, ValueError on a bad WHOLE_STEP,
+    and whatever torch raises."""
     import torch
     import torch._inductor.config as ic
 
-    state = {"current": None, "captures": [], "label": "step" if whole_step else None}
+    state = {"current": None, "captures": [], "label": "step" if whole_step else None,
+             "oracle": oracle_samples}
     if whole_step:
         which = ("step",)
         extra = {**(extra or {}), "whole_step": whole_step}
@@ -748,6 +777,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fake", action="store_true",
                     help="build and export the model under fake tensors (shapes only, no "
                     "storage): a step larger than this machine's memory exports")
+    ap.add_argument("--oracle", type=int, default=oracle.DEFAULT_SAMPLES, metavar="N",
+                    help="ask Inductor about N random groups of 2-6 nodes that fuseplan's "
+                    "rules call legal and record the disagreements in the graph's "
+                    f"meta.oracle (default {oracle.DEFAULT_SAMPLES}; 0: off)")
     args = ap.parse_args(argv)
     ctx = fake_tensors() if args.fake else contextlib.nullcontext()
     with ctx:
@@ -782,12 +815,17 @@ def _export_main(args):
                             model_label=args.model, batch=args.batch, out=args.out,
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
-                            extra=extra, whole_step=args.whole_step)
+                            extra=extra, whole_step=args.whole_step,
+                            oracle_samples=max(0, args.oracle))
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1
     for ex in done:
         g, plan = ex.graph, ex.plan
+        orc = g["meta"].get("oracle")
+        if orc is not None:
+            print(f"{ex.graph_path}: oracle: {orc['disagreements']} of {orc['samples']} "
+                  f"sampled legal groups ({orc['connected']} connected) are no Inductor kernel")
         print(
             f"{ex.graph_path}: {len(g['nodes'])} nodes, {len(g['buffers'])} buffers, "
             f"{len(plan['groups'])} Inductor kernels, {len(g['unfusible'])} unfusible pairs, "

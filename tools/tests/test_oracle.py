@@ -1,0 +1,104 @@
+"""The exporter's oracle check (oracle.py, docs/exporter.md "The oracle
+check").  Inductor's own fused groups must be judged one kernel (the
+oracle is not stricter than Inductor), and on timm's test_convnext (its
+LayerNorm is convnext_tiny's) the oracle must find the reduction R ->
+pointwise P -> pointwise Q triples that are no kernel in any order when
+the exporter's two-hop verdicts are left out: pairwise verdicts alone call
+them legal.  Run by tests/tools/test_inductor.sh; needs torch and timm."""
+
+import copy
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import torch  # noqa: E402
+
+from fuseplan_inductor import export as E  # noqa: E402
+from fuseplan_inductor import oracle  # noqa: E402
+from fuseplan_inductor.models import build_model  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _export(name, batch, out, **kw):
+    model, inputs, loss = build_model(name, batch)
+    done = E.export_model(copy.deepcopy(model), inputs, loss, name=name, model_label=name,
+                          batch=batch, out=out, ext=".json", **kw)
+    return {ex.which: ex for ex in done}
+
+
+def _triples(graph, groups):
+    """The groups [R, P, Q]: R a reduction, P reads R's output, Q reads P's."""
+    byname = {nd["name"]: nd for nd in graph["nodes"]}
+
+    def reads(nd):
+        return {r if isinstance(r, str) else r["buffer"] for r in nd["reads"]}
+
+    out = []
+    for g in groups:
+        if len(g) != 3:
+            continue
+        r, p, q = (byname[x] for x in g)
+        if (r["kind"] == "reduction" and set(r["writes"]) & reads(p)
+                and set(p["writes"]) & reads(q)):
+            out.append(g)
+    return out
+
+
+class Oracle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="fi-oracle.")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_inductor_groups_fuse(self):
+        first = _export("tiny", 4, os.path.join(self.tmp, "t1"), oracle_samples=0)
+        own = {w: [g for g in ex.plan["groups"] if 2 <= len(g) <= 6]
+               for w, ex in first.items()}
+        names = {w: {nd["name"] for nd in ex.graph["nodes"]} for w, ex in first.items()}
+        self.assertTrue(own["fwd"], "Inductor fused nothing in tiny's forward graph")
+        asked = []
+
+        def inductor_groups(rules, count, seed=0):
+            which = next(w for w in names if names[w] == set(rules.byname))
+            asked.append(which)
+            return own[which]
+
+        # Inductor's own groups, asked of the oracle: every one is a kernel
+        with mock.patch.object(oracle, "sample_groups", inductor_groups):
+            again = _export("tiny", 4, os.path.join(self.tmp, "t2"), oracle_samples=1)
+        self.assertTrue(asked)
+        for w, ex in again.items():
+            rec = ex.graph["meta"]["oracle"]
+            self.assertEqual(rec["samples"], len(own[w]), w)
+            self.assertEqual(rec["disagreements"], 0, (w, rec["refused_groups"]))
+            self.assertEqual(ex.plan["groups"], first[w].plan["groups"])
+
+    def test_two_hop_triples_found(self):
+        full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
+                       oracle_samples=500)
+        # without the two-hop verdicts, R, Q is not unfusible: pairwise
+        # verdicts call R, P, Q legal and the oracle must say no
+        with mock.patch.object(E, "_two_hop_pairs", lambda pairs, pos: set()):
+            pairwise = _export("test_convnext", 2, os.path.join(self.tmp, "c2"),
+                               which=("fwd",), oracle_samples=500)
+        g = pairwise["fwd"].graph
+        found = _triples(g, g["meta"]["oracle"]["refused_groups"])
+        self.assertTrue(found, "the oracle found no refused R, P, Q triple")
+        fg = full["fwd"].graph
+        self.assertLess(len(_triples(fg, fg["meta"]["oracle"]["refused_groups"])), len(found))
+        unf = {tuple(p) for p in fg["unfusible"]}
+        self.assertTrue([t for t in found if (t[0], t[2]) in unf],
+                        "the two-hop verdicts refuse none of the triples' R, Q")
+
+
+if __name__ == "__main__":
+    unittest.main()
