@@ -113,6 +113,7 @@ void plot_axis_init(plot_axis *a, double lo, double hi, bool bytes,
   a->scale = 1;
   a->unit = "";
   a->lin = 0;
+  a->lin_width = 0;
   if (bytes) {
     for (size_t i = 0; i < sizeof byte_units / sizeof byte_units[0]; i++)
       if (fabs(hi) >= byte_units[i].scale) {
@@ -152,6 +153,7 @@ void plot_axis_symlog(plot_axis *a, double lo, double hi, double lin,
   while (side_ticks(kn, s) + 1 + side_ticks(kp, s) < PLOT_MIN_TICKS)
     kp = kp < 0 ? 0 : kp + s;
   a->lin = lin;
+  a->lin_width = s;
   a->scale = 1;
   a->unit = unit;
   a->step = 0;
@@ -203,12 +205,13 @@ const char *plot_bytes(double bytes, char *buf, size_t n) {
 }
 
 /* Where v lies along axis a, before scaling to pixels: v itself, or on
- * a symmetric log axis v/lin inside +-lin and +-(1 + log10(|v|/lin))
- * outside. */
+ * a symmetric log axis w * v/lin inside +-lin and +-(w + log10(|v|/lin))
+ * outside, w the linear part's width (1 decade unless set). */
 static double axis_pos(const plot_axis *a, double v) {
   if (a->lin <= 0)
     return v;
-  double m = fabs(v) / a->lin, t = m <= 1 ? m : 1 + log10(m);
+  double w = a->lin_width > 0 ? a->lin_width : 1;
+  double m = fabs(v) / a->lin, t = m <= 1 ? m * w : w + log10(m);
   return v < 0 ? -t : t;
 }
 

@@ -54,6 +54,9 @@ typedef struct plot_axis {
   double scale;
   const char *unit;
   double lin;                   /* > 0: symmetric log, linear up to lin */
+  double lin_width;             /* the linear part's width, in decades: the
+                                   ticks' decade stride, so that +-lin stand
+                                   one tick spacing from 0 */
   double ticks[PLOT_MAX_TICKS]; /* the tick values, lo first, hi last */
 } plot_axis;
 
