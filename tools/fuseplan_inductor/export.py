@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 from . import measure, oracle, prefusion, record
 from .files import dump
-from .models import ModelError, build_model
+from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
 
 
@@ -614,13 +614,6 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
         return loss
 
     return step
-
-
-def step_arguments(model: torch.nn.Module) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The (parameters, buffers) dicts a whole_step_fn step takes: MODEL's
-    own tensors, detached (same storage, no autograd history)."""
-    return ({k: v.detach() for k, v in model.named_parameters()},
-            {k: v for k, v in model.named_buffers()})
 
 
 def fake_tensors() -> contextlib.AbstractContextManager[Any]:

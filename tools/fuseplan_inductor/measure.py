@@ -84,7 +84,7 @@ def make_whole_step(fn: Callable[..., Any], model: torch.nn.Module,
     compiled form: FN's gradients become the parameters' .grad, so that
     snapshot reads them as after a backward.  Returns (loss, loss): a
     whole step has no other output."""
-    from .export import step_arguments
+    from .models import step_arguments
 
     def step():
         params, buffers = step_arguments(model)

@@ -263,3 +263,10 @@ def build_model(name: str, batch: int, seq: int = 512
         raise ModelError(f"model '{name}': {e}") from e
     cfg = m.pretrained_cfg.get("input_size", (3, 224, 224))
     return m, (torch.randn(batch, *cfg),), _default_loss
+
+
+def step_arguments(model: torch.nn.Module) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (parameters, buffers) dicts a whole_step_fn step takes: MODEL's
+    own tensors, detached (same storage, no autograd history)."""
+    return ({k: v.detach() for k, v in model.named_parameters()},
+            {k: v for k, v in model.named_buffers()})
