@@ -2,12 +2,11 @@
  * batch.h -- `fuseplan batch`: gold plans at corpus scale
  * (docs/formats.md, "Batch datasets").
  *
- * An *item* is one graph (or a cut of one, solver/window/cut.h) under one set of
- * limits, solved by one method, with the compared methods evaluated
- * beside it.  Its id is the SHA-256 of its canonical spec: the graph's
- * content hash, the cut, the limits, the methods and fuseplan's version,
- * so that it is the same on every machine (a shard of a job array can
- * pick its items by id).
+ * An *item* is one graph (or a cut of one, solver/window/cut.h) under one set
+ * of limits, solved by one method, with the compared methods evaluated beside
+ * it.  Its id is the SHA-256 of its canonical spec: the graph's content hash,
+ * the cut, the limits, the methods and fuseplan's version, so that it is the
+ * same on every machine (a shard of a job array can pick its items by id).
  *
  * Every item runs in a child process of its own (fork), under a memory
  * limit (RLIMIT_AS) and a wall-clock limit; whatever happens to it (a

@@ -21,8 +21,8 @@
 #endif
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "solver/window/cut.h"
 #include "solver/planner.h"
+#include "solver/window/cut.h"
 
 static const char batch_help[] =
     "usage: fuseplan batch GRAPH... [--manifest FILE] -o DIR [options]\n"

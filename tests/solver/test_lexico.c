@@ -14,8 +14,8 @@
 
 #include "gen/generate.h"
 #include "heuristics/heuristics.h"
-#include "solver/solver.h"
 #include "solver/bound/bound.h"
+#include "solver/solver.h"
 #include "tests/testutil.h"
 
 /* a before b in the lexicographic order of objective o. */
