@@ -34,9 +34,9 @@ static const char batch_help[] =
     "GRAPH may be a file, a directory (its graph files) or a glob.\n"
     "Rerunning the same command skips finished items.  Exit 0 when every\n"
     "row of the dataset is ok, 1 when some row is an error or infeasible\n"
-    "(so a rerun exits as the first run did), 3 for bad input, 4 when\n"
-    "interrupted (SIGINT, SIGTERM: rerun to finish) or a file cannot be\n"
-    "written.\n"
+    "(so a rerun exits as the first run did), 2 for a bad option, 3 for\n"
+    "bad input, 4 when interrupted (SIGINT, SIGTERM: rerun to finish) or\n"
+    "a file cannot be written.\n"
     "Started by mpirun -np N (when built with MPI), rank 0 hands the items\n"
     "out to the other ranks; DIR must be on a shared filesystem\n"
     "(docs/cluster.md).\n"
@@ -70,20 +70,38 @@ typedef struct defaults {
   const char *objective, *peak, *traffic, *time, *method, *seed, *compare;
 } defaults;
 
-/* One line on stderr naming what is wrong; returns EXIT_INPUT. */
-static int bad_input(const char *fmt, ...)
+/* One line on stderr naming what is wrong; returns `code`. */
+static int report_bad(int code, const char *fmt, va_list ap) {
+  char msg[FP_ERROR_MSG_MAX + 256], safe[CLI_SAFE_MAX];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  fprintf(stderr, "fuseplan batch: %s\n", cli_safe(msg, safe, sizeof safe));
+  return code;
+}
+
 #if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
+#define BATCH_PRINTF __attribute__((format(printf, 1, 2)))
+#else
+#define BATCH_PRINTF
 #endif
-    ;
+
+/* A bad input file or manifest line: one line, returns EXIT_INPUT. */
+static int bad_input(const char *fmt, ...) BATCH_PRINTF;
 static int bad_input(const char *fmt, ...) {
   va_list ap;
-  char msg[FP_ERROR_MSG_MAX + 256], safe[CLI_SAFE_MAX];
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = report_bad(EXIT_INPUT, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "fuseplan batch: %s\n", cli_safe(msg, safe, sizeof safe));
-  return EXIT_INPUT;
+  return rc;
+}
+
+/* A bad value on the command line: one line, returns EXIT_USAGE. */
+static int bad_option(const char *fmt, ...) BATCH_PRINTF;
+static int bad_option(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = report_bad(EXIT_USAGE, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 /* Fills the item's settings (not graph or limits) from the defaults
@@ -259,17 +277,17 @@ static int read_run_options(const cli_args *a, fp_batch_options *o) {
   if (!o->dir)
     return cli_usage_error("batch", "expected -o DIR");
   if (j && (cli_parse_uint(j, 1024, &v) != 0 || v < 1))
-    return bad_input("--jobs '%s': expected 1..1024", j);
+    return bad_option("--jobs '%s': expected 1..1024", j);
   if (j)
     o->jobs = (int32_t)v;
   o->item_memory = default_item_memory(o->jobs);
   if (mem && cli_parse_bytes(mem, &o->item_memory) != 0)
-    return bad_input("--item-memory '%s': expected BYTES", mem);
+    return bad_option("--item-memory '%s': expected BYTES", mem);
   return 0;
 }
 
 /* Parses --shard K/N (1 <= K <= N <= 1000000) into *k, *n (1/1 when
- * absent); 0 or EXIT_INPUT. */
+ * absent); 0 or EXIT_USAGE. */
 static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
   const char *s = cli_get(a, "shard"), *slash = s ? strchr(s, '/') : NULL;
   char left[32];
@@ -278,13 +296,13 @@ static int read_shard(const cli_args *a, int32_t *k, int32_t *n) {
   if (!s)
     return 0;
   if (!slash || (size_t)(slash - s) >= sizeof left)
-    return bad_input("--shard '%s': expected K/N with 1 <= K <= N", s);
+    return bad_option("--shard '%s': expected K/N with 1 <= K <= N", s);
   memcpy(left, s, (size_t)(slash - s));
   left[slash - s] = '\0';
   if (cli_parse_uint(left, 1000000, &x) != 0 ||
       cli_parse_uint(slash + 1, 1000000, &y) != 0 || x < 1 || y < 1 || x > y)
-    return bad_input("--shard '%s': expected K/N with 1 <= K <= N <= 1000000",
-                     s);
+    return bad_option("--shard '%s': expected K/N with 1 <= K <= N <= 1000000",
+                      s);
   *k = (int32_t)x;
   *n = (int32_t)y;
   return 0;
@@ -320,9 +338,13 @@ static int collect_items(const cli_args *a, fp_batch_items *L) {
   if (!spec)
     return cli_fail(&(fp_error){FP_ENOMEM, "out of memory"});
   fp_batch_items_on_warning(L, show_warning, NULL);
+  /* The same checks serve manifest lines (a bad input file: EXIT_INPUT)
+   * and the command line, where a bad value is a usage error. */
   int rc = check_peaks(d.peak, "--peak-limit", spec);
   if (!rc)
     rc = item_settings(&d, &none, "options", &spec->proto);
+  if (rc == EXIT_INPUT)
+    rc = EXIT_USAGE;
   for (int i = 0; !rc && i < a->n_pos; i++) {
     char where[64];
     snprintf(where, sizeof where, "argument %d", i + 1);

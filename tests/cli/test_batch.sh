@@ -334,23 +334,27 @@ if [ $hooks = yes ]; then
   done
 fi
 
-# ---- bad input: exit 3 before any work ---------------------------------------
+# ---- bad input (exit 3) and bad options (exit 2) before any work -----------
 
-bad() {
-  t_case "bad input: $1"
-  shift
+# bad_as CODE WHAT ARGS...: the batch exits CODE with one line, nothing made.
+bad_as() {
+  local code=$1
+  t_case "bad input: $2"
+  shift 2
   rm -rf "$T/none"
   t_run "$FUSEPLAN" batch "$@" -o "$T/none"
-  t_exit 3 && t_err_one_line
+  t_exit "$code" && t_err_one_line
   t_false "work was started" test -e "$T/none"
 }
+bad() { bad_as 3 "$@"; }
+usage() { bad_as 2 "$@"; }
 printf '{"graph": "%s"}\n{"graph": "%s", "peak": "eager"}\n' "$G" "$G" >"$T/m_key"
 bad "unknown manifest key" --manifest "$T/m_key"
 t_err_has "m_key:2: unknown key 'peak'"
 printf '{"graph": "%s", "peak_limit": "lots"}\n' "$G" >"$T/m_lim"
 bad "bad limit in the manifest" --manifest "$T/m_lim"
 t_err_has "m_lim:1: peak limit 'lots'"
-bad "bad limit" "$G" --peak-limit 12parsecs
+usage "bad limit" "$G" --peak-limit 12parsecs
 t_err_has "--peak-limit: peak limit '12parsecs'"
 bad "missing path" "$G" "$T/no-such.json"
 t_err_has "argument 2: '$T/no-such.json': no such file"
@@ -359,7 +363,12 @@ t_err_has "no file matches"
 printf '{"graph": "nothing-*.json"}\n' >"$T/m_glob"
 bad "manifest glob matching nothing" --manifest "$T/m_glob"
 t_err_has "m_glob:1: 'nothing-*.json': no file matches"
-bad "unknown method" "$G" --method fastest
-bad "unknown compared method" "$G" --compare greedy,psychic
+usage "unknown method" "$G" --method fastest
+t_err_has "options: unknown method 'fastest'"
+usage "unknown objective" "$G" --objective smallest
+usage "unknown compared method" "$G" --compare greedy,psychic
+printf '{"graph": "%s", "method": "fastest"}\n' "$G" >"$T/m_meth"
+bad "unknown method in the manifest" --manifest "$T/m_meth"
+t_err_has "m_meth:1: unknown method 'fastest'"
 
 t_finish

@@ -5,7 +5,7 @@
 # and the same plan files for proven items (timing columns aside); every shard
 # holds only its own items; merge refuses an id whose records differ, but
 # not for their timing (time_s);
-# a bad --shard exits 3 before any work.  (mpirun: test_mpi.sh.)
+# a bad --shard exits 2 (usage) before any work.  (mpirun: test_mpi.sh.)
 
 # shellcheck source=tests/cli/lib.sh
 . "${top_srcdir:-.}/tests/cli/lib.sh"
@@ -110,7 +110,7 @@ t_exit 3 && t_err_one_line
 for bad in 0/3 4/3 3 a/b 1/0 -1/2; do
   t_case "bad --shard $bad"
   t_run "$FUSEPLAN" batch "$@" -o "$T/none" --shard "$bad"
-  t_exit 3 && t_err_one_line && t_err_has "--shard"
+  t_exit 2 && t_err_one_line && t_err_has "--shard"
   t_false "work was started" test -e "$T/none"
 done
 
