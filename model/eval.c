@@ -10,6 +10,7 @@
 #include "model/args.h"
 #include "model/peak_bound.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,33 @@ static fp_status assign_steps(const fp_graph *g, const fp_plan *p, int32_t k,
   return FP_OK;
 }
 
+/* Writes loop nest l as "(2, 49, 768)" or "(768) x (98)" into out (256
+ * bytes hold the longest, FP_MAX_LOOP_DIMS sizes below 2^53). */
+static void loop_text(const fp_loop *l, char *out, size_t cap) {
+  size_t k = (size_t)snprintf(out, cap, "(");
+  for (int i = 0; i < l->n + l->rn && k < cap; i++)
+    k += (size_t)snprintf(out + k, cap - k, "%s%llu",
+                          i == l->n ? ") x ("
+                          : i       ? ", "
+                                    : "",
+                          (unsigned long long)l->size[i]);
+  if (k < cap)
+    snprintf(out + k, cap - k, ")");
+}
+
+/* The message of a pair whose iteration spaces agree and whose loop nests
+ * do not (docs/cost-model.md#loop-nests); FP_EILLEGAL. */
+static fp_status loop_error(int32_t t, const fp_node *a, const fp_node *b,
+                            fp_error *err) {
+  char la[256], lb[256];
+  loop_text(&a->loop, la, sizeof la);
+  loop_text(&b->loop, lb, sizeof lb);
+  return fp_error_set(err, FP_EILLEGAL,
+                      "group %d: nodes '%s' %s and '%s' %s have "
+                      "incompatible loop nests",
+                      (int)t, a->name, la, b->name, lb);
+}
+
 /* Explains why nodes u and v may not share group t. */
 static fp_status fusion_error(const fp_graph *g, int32_t t, int32_t u,
                               int32_t v, fp_error *err) {
@@ -66,6 +94,10 @@ static fp_status fusion_error(const fp_graph *g, int32_t t, int32_t u,
     return fp_error_set(err, FP_EILLEGAL,
                         "group %d: nodes '%s' and '%s' are listed unfusible",
                         (int)t, a->name, b->name);
+  fp_node x = *a, y = *b; /* the same nodes without loop nests */
+  x.loop.present = y.loop.present = false;
+  if (fp_iter_compatible(&x, &y))
+    return loop_error(t, a, b, err);
   return fp_error_set(err, FP_EILLEGAL,
                       "group %d: nodes '%s' [%llu, %llu] and '%s' [%llu, "
                       "%llu] have incompatible iteration spaces",

@@ -374,6 +374,110 @@ static fp_status check_op(const fp_graph *g, const fp_node_spec *s,
   return FP_OK;
 }
 
+/* ---- loop nests ---------------------------------------------------------
+ * Graph format 3's node field `loop` (docs/cost-model.md#loop-nests).  The
+ * rule mirrors the C++ backend of PyTorch Inductor, which compares loop
+ * size tuples, not element counts: two nodes over the same 75264 elements
+ * as (768,) x (98,) and (2, 49, 768) are no kernel there.  It only ever
+ * narrows the (kind, numel, rnumel) rule, so a graph with loop nests
+ * allows a subset of the groups that it allows without them. */
+
+/* Product of sizes[0..n) when it does not pass `limit`, else limit + 1
+ * (the caller compares it with limit, so any larger value says no). */
+static uint64_t product_upto(const uint64_t *sizes, int n, uint64_t limit) {
+  uint64_t p = 1;
+  for (int i = 0; i < n; i++) {
+    if (sizes[i] == 0 || p > limit / sizes[i])
+      return limit + 1;
+    p *= sizes[i];
+  }
+  return p;
+}
+
+/* Checks loop nest l for node n: not on an extern node, no reduction
+ * sizes on a pointwise node and at least one on a reduction, at most
+ * FP_MAX_LOOP_DIMS sizes, and the loop sizes multiply to numel and the
+ * reduction sizes to rnumel (so every size is >= 1).  FP_OK, or FP_EINPUT
+ * naming the node ("node 'n3': loop: ..."). */
+static fp_status check_loop(const fp_node *n, const fp_loop *l, fp_error *err) {
+  const char *why = NULL;
+  if (n->kind == FP_KIND_EXTERN)
+    why = "an extern node has no loop nest";
+  else if (l->n + l->rn > FP_MAX_LOOP_DIMS)
+    why = "more than 8 sizes";
+  else if (n->kind == FP_KIND_POINTWISE && l->rn != 0)
+    why = "a pointwise node has no reduction sizes";
+  else if (n->kind == FP_KIND_REDUCTION && l->rn == 0)
+    why = "a reduction needs reduction sizes";
+  else if (product_upto(l->size, l->n, n->numel) != n->numel)
+    why = "the loop sizes do not multiply to numel";
+  else if (product_upto(l->size + l->n, l->rn, n->rnumel) != n->rnumel)
+    why = "the reduction sizes do not multiply to rnumel";
+  if (!why)
+    return FP_OK;
+  return fp_error_set(err, FP_EINPUT, "node '%s': loop: %s", n->name, why);
+}
+
+fp_status fp_graph_set_node_loop(fp_graph *g, int32_t v, const fp_loop *loop,
+                                 fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (!loop)
+    return fp_error_set(err, FP_EARG, "graph: NULL loop");
+  if (v < 0 || v >= g->n_nodes)
+    return fp_error_set(err, FP_EINPUT, "loop: unknown node");
+  if (loop->present && check_loop(&g->nodes[v], loop, err) != FP_OK)
+    return FP_EINPUT;
+  g->nodes[v].loop = *loop;
+  return FP_OK;
+}
+
+/* Contract in graph.h. */
+bool fp_loop_equal(const fp_loop *a, const fp_loop *b) {
+  if (!a || !b)
+    return a == b;
+  if (!a->present || !b->present)
+    return a->present == b->present;
+  return a->n == b->n && a->rn == b->rn &&
+         memcmp(a->size, b->size, (size_t)(a->n + a->rn) * sizeof *a->size) ==
+             0;
+}
+
+/* Whether pointwise p's loop is reduction r's loop sizes then reduction
+ * sizes: p runs over r's input space in r's loop order. */
+static bool over_input_space(const fp_node *p, const fp_node *r) {
+  return p->kind == FP_KIND_POINTWISE && r->kind == FP_KIND_REDUCTION &&
+         p->loop.n == r->loop.n + r->loop.rn &&
+         memcmp(p->loop.size, r->loop.size, p->loop.n * sizeof *p->loop.size) ==
+             0;
+}
+
+/* Whether the loop nests of two non-extern nodes, whose iteration spaces
+ * already pass the (kind, numel, rnumel) rule, may share one kernel
+ * (docs/cost-model.md#loop-nests): true when either has no loop nest;
+ * otherwise equal loops, a pointwise loop equal to a reduction's loop and
+ * reduction sizes, two pointwise nodes one of which is one-dimensional,
+ * or, with a reduction on one side, loops of which the shorter is a
+ * non-empty prefix of the other (outer-loop fusion).  Never fails. */
+static bool loops_fuse(const fp_node *a, const fp_node *b) {
+  const fp_loop *x = &a->loop, *y = &b->loop;
+  if (!x->present || !y->present || fp_loop_equal(x, y))
+    return true;
+  if (over_input_space(a, b) || over_input_space(b, a))
+    return true;
+  /* Inductor recomputes a one-dimensional pointwise node to the other's
+   * loops (compatible ranges); the sizes rule already made numel equal. */
+  if (a->kind == FP_KIND_POINTWISE && b->kind == FP_KIND_POINTWISE)
+    return x->n <= 1 || y->n <= 1;
+  /* Outer-loop fusion: the shorter loop is a non-empty prefix of the
+   * other (a reduction (n,) x (r,) and a pointwise (n, a, b) with a * b =
+   * r, or equal loops of different reduction shapes).  Inductor fuses
+   * such a pair only when one depends on the other; the exporter lists
+   * the independent ones unfusible. */
+  int d = x->n < y->n ? x->n : y->n;
+  return d >= 1 && memcmp(x->size, y->size, (size_t)d * sizeof *x->size) == 0;
+}
+
 /* Checks kind and iteration space. */
 static fp_status check_iter(const fp_node_spec *s, fp_error *err) {
   if ((unsigned)s->kind > FP_KIND_EXTERN)
@@ -596,7 +700,9 @@ static fp_status copy_node(fp_graph *c, const fp_graph *g, int32_t v,
   fp_node_spec spec = {nd->name,   nd->kind,    nd->numel,
                        nd->rnumel, nd->n_reads, nd->n_writes,
                        nd->reads,  nd->writes,  &nd->op};
-  return fp_graph_add_node(c, &spec, err) < 0 ? err->code : FP_OK;
+  if (fp_graph_add_node(c, &spec, err) < 0)
+    return err->code;
+  return fp_graph_set_node_loop(c, v, &nd->loop, err);
 }
 
 fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
@@ -802,7 +908,8 @@ bool fp_iter_compatible(const fp_node *a, const fp_node *b) {
     ok = a->numel == b->numel * b->rnumel || a->numel == b->numel;
   if (!ok && b->kind == FP_KIND_POINTWISE)
     ok = b->numel == a->numel * a->rnumel || b->numel == a->numel;
-  return ok;
+  /* Loop nests only narrow the rule (docs/cost-model.md#loop-nests). */
+  return ok && loops_fuse(a, b);
 }
 
 bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v) {

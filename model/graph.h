@@ -31,8 +31,9 @@
 #define FP_MAX_TOTAL_BYTES ((uint64_t)1 << 62)
 
 /* The newest graph-file version (docs/formats.md): 2 adds
- * outside_live_bytes; a file without it is written as version 1. */
-#define FP_GRAPH_FORMAT_VERSION 2
+ * outside_live_bytes, 3 adds the node field loop; a file without them is
+ * written as version 1. */
+#define FP_GRAPH_FORMAT_VERSION 3
 /* Most nodes / buffers one graph may hold (indices are int32_t). */
 #define FP_MAX_ITEMS (1 << 30)
 /* Default for the graph field max_fusion_size. */
@@ -112,6 +113,19 @@ typedef struct fp_read {
   uint64_t bytes;
 } fp_read;
 
+/* Most sizes one loop nest holds, loop and reduction sizes together. */
+#define FP_MAX_LOOP_DIMS 8
+
+/* A node's loop nest as the compiler's scheduler sees it (graph format 3,
+ * node field `loop`, docs/cost-model.md#loop-nests): n loop sizes, then rn
+ * reduction sizes, in size[0..n+rn).  When present is false the node has
+ * none and its iteration space alone decides its fusions. */
+typedef struct fp_loop {
+  bool present;
+  uint8_t n, rn;
+  uint64_t size[FP_MAX_LOOP_DIMS];
+} fp_loop;
+
 /* A finalized node, as seen through fp_graph_node(). */
 typedef struct fp_node {
   const char *name;
@@ -121,6 +135,7 @@ typedef struct fp_node {
   const fp_read *reads;  /* in listed order; may repeat a buffer */
   const int32_t *writes; /* distinct buffers */
   fp_op op;
+  fp_loop loop; /* absent unless the file gave one */
 } fp_node;
 
 /* A finalized buffer, as seen through fp_graph_buffer(). */
@@ -195,6 +210,16 @@ typedef struct fp_node_spec {
  * call leaves the graph as it was. */
 int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec, fp_error *err);
 
+/* Gives node v (already added) the loop nest *loop, which replaces any
+ * earlier one; a loop with present false removes it.  FP_EARG once
+ * finalized or for a NULL loop; FP_EINPUT naming the node for a bad index,
+ * a loop on an extern node, reduction sizes on a pointwise node or none on
+ * a reduction, more than FP_MAX_LOOP_DIMS sizes, or sizes that do not
+ * multiply to the node's numel and rnumel.  A failed call changes
+ * nothing. */
+fp_status fp_graph_set_node_loop(fp_graph *g, int32_t v, const fp_loop *loop,
+                                 fp_error *err);
+
 /* Marks buffer `b` as a graph output (idempotent).  FP_EINPUT on a bad
  * index. */
 fp_status fp_graph_add_output(fp_graph *g, int32_t b, fp_error *err);
@@ -252,10 +277,17 @@ bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v);
 bool fp_graph_compatible(const fp_graph *g, int32_t u, int32_t v);
 
 /* Rule 2 without the unfusible list: whether nodes of these kinds and
- * iteration spaces may share a group (never when either is extern).
- * Depends only on (kind, numel, rnumel), so the solver can reason about
- * classes of nodes instead of pairs. */
+ * iteration spaces may share a group (never when either is extern), and,
+ * when both have a loop nest, whether the loop nests fuse
+ * (docs/cost-model.md#loop-nests).  Depends only on (kind, numel, rnumel,
+ * loop), so the solver can reason about classes of nodes instead of
+ * pairs. */
 bool fp_iter_compatible(const fp_node *a, const fp_node *b);
+
+/* Whether two loop nests are the same (both absent, or equal sizes in
+ * equal positions): with kind, numel and rnumel, a node's class for
+ * fp_iter_compatible.  NULL equals only NULL. */
+bool fp_loop_equal(const fp_loop *a, const fp_loop *b);
 
 /* Bytes live for the whole program whatever the plan: the bytes live
  * outside the graph, non-freeable inputs, and freeable inputs that are

@@ -27,6 +27,7 @@ typedef struct loader {
   fp_read *reads; /* scratch for one node's reads */
   int32_t *writes;
   int32_t cap_reads, cap_writes;
+  uint64_t version; /* the file's format version */
 } loader;
 
 #define FAIL(L, ...) fp_error_set((L)->err, FP_EINPUT, __VA_ARGS__)
@@ -180,6 +181,43 @@ static fp_status load_iter(loader *L, const cJSON *obj, const char *node,
   return FP_OK;
 }
 
+/* Parses one list of "loop" into l->size from position at, counting its
+ * sizes into *count; false when it is no array of positive integers below
+ * 2^53 or the sizes would pass FP_MAX_LOOP_DIMS. */
+static bool loop_sizes(const cJSON *arr, fp_loop *l, int at, uint8_t *count) {
+  int i = at;
+  if (!cJSON_IsArray(arr))
+    return false;
+  for (const cJSON *it = arr->child; it; it = it->next, i++)
+    if (i >= FP_MAX_LOOP_DIMS || !fp_json_u64(it, &l->size[i]) ||
+        l->size[i] == 0)
+      return false;
+  *count = (uint8_t)(i - at);
+  return true;
+}
+
+/* Parses the optional "loop": [[sizes...], [reduction sizes...]]
+ * (version 3 on); the builder checks it against kind and iter. */
+static fp_status load_loop(loader *L, const cJSON *obj, const char *node,
+                           fp_loop *l) {
+  const cJSON *it = field(obj, "loop");
+  memset(l, 0, sizeof *l);
+  if (!it)
+    return FP_OK;
+  if (L->version < 3)
+    return FAIL(L, "%s: node '%s': loop: needs version 3 (this is %llu)",
+                L->src, node, (unsigned long long)L->version);
+  l->present = true;
+  if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+      !loop_sizes(it->child, l, 0, &l->n) ||
+      !loop_sizes(it->child->next, l, l->n, &l->rn))
+    return FAIL(L,
+                "%s: node '%s': loop: expected [[sizes], [reduction sizes]], "
+                "at most %d positive integers",
+                L->src, node, FP_MAX_LOOP_DIMS);
+  return FP_OK;
+}
+
 /* Reads an optional non-negative 32-bit op attribute. */
 static fp_status op_u32(loader *L, const cJSON *op, const char *key,
                         const char *node, uint32_t *out) {
@@ -253,6 +291,7 @@ static fp_status load_node(loader *L, const cJSON *obj, int i) {
     return FP_EINPUT;
   fp_node_spec s;
   fp_op op;
+  fp_loop loop;
   memset(&s, 0, sizeof s);
   s.name = name;
   const cJSON *kind = field(obj, "kind");
@@ -264,10 +303,13 @@ static fp_status load_node(loader *L, const cJSON *obj, int i) {
                 L->src, name, kind ? "unknown" : "missing");
   s.kind = (fp_kind)k;
   if (load_iter(L, obj, name, &s) != FP_OK ||
+      load_loop(L, obj, name, &loop) != FP_OK ||
       load_lists(L, obj, name, &s) != FP_OK ||
       load_op(L, obj, name, &s, &op) != FP_OK)
     return L->err ? L->err->code : FP_EINPUT;
-  if (fp_graph_add_node(L->g, &s, L->err) < 0)
+  int32_t v = fp_graph_add_node(L->g, &s, L->err);
+  if (v < 0 ||
+      (loop.present && fp_graph_set_node_loop(L->g, v, &loop, L->err) != FP_OK))
     return builder_error(L);
   return FP_OK;
 }
@@ -443,6 +485,7 @@ static fp_status load_header(loader *L, const top *T) {
       FP_GRAPH_FORMAT_VERSION, &ver, L->err);
   if (st != FP_OK)
     return st;
+  L->version = ver;
   const cJSON *nm = T->item[M_NAME], *k = T->item[M_K];
   if (nm && !cJSON_IsString(nm))
     return FAIL(L, "%s: name: expected a string", L->src);
@@ -552,6 +595,16 @@ static void write_op(fp_jbuf *b, const fp_node *n) {
   fp_jbuf_puts(b, "}");
 }
 
+/* Writes a node's ", \"loop\": [[...], [...]]". */
+static void write_loop(fp_jbuf *b, const fp_loop *l) {
+  fp_jbuf_puts(b, ", \"loop\": [[");
+  for (int i = 0; i < l->n + l->rn; i++) {
+    fp_jbuf_puts(b, i == l->n ? "], [" : i ? ", " : "");
+    fp_jbuf_u64(b, l->size[i]);
+  }
+  fp_jbuf_puts(b, l->n == l->n + l->rn ? "], []]" : "]]");
+}
+
 static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
   fp_jbuf_puts(b, "{\"name\": ");
   fp_jbuf_str(b, n->name);
@@ -560,6 +613,8 @@ static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
   if (n->numel)
     fp_jbuf_printf(b, ", \"iter\": [%llu, %llu]", (unsigned long long)n->numel,
                    (unsigned long long)n->rnumel);
+  if (n->loop.present)
+    write_loop(b, &n->loop);
   fp_jbuf_puts(b, ", \"reads\": [");
   for (int32_t i = 0; i < n->n_reads; i++) {
     const fp_buffer *buf = fp_graph_buffer(g, n->reads[i].buffer);
@@ -621,11 +676,18 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
     return NULL;
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
-  /* Version 1 while nothing lives outside: older files stay byte for byte,
-   * and an older reader refuses what it would misread. */
+  /* Version 1 while nothing lives outside and no node has a loop nest
+   * (2 and 3 add those): older files stay byte for byte, and an older
+   * reader refuses what it would misread. */
   uint64_t outside = fp_graph_outside_live_bytes(g);
+  bool loops = false;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++)
+    loops |= fp_graph_node(g, v)->loop.present;
   fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": %d,%s",
-                 outside ? 2 : 1, nl);
+                 loops     ? 3
+                 : outside ? 2
+                           : 1,
+                 nl);
   fp_jbuf_puts(&b, "\"name\": ");
   fp_jbuf_str(&b, fp_graph_name(g));
   if (outside)

@@ -101,9 +101,45 @@ static void random_reads(tu_rng *r, bool deep, fp_read *reads, int32_t n,
   }
 }
 
-/* The graphs of tu_random_graph (deep false) and tu_random_deep_graph. */
+/* The loop nests random graphs draw from, per iteration space: loops
+ * that equal, extend, prefix or merely match in size each other's, so
+ * every rule of docs/cost-model.md#loop-nests takes part. */
+static const struct {
+  uint64_t numel, rnumel;
+  uint8_t n, rn;
+  uint64_t size[3];
+} random_loops[] = {
+    {4, 1, 1, 0, {4}},        {4, 1, 2, 0, {2, 2}},    {8, 1, 1, 0, {8}},
+    {8, 1, 2, 0, {2, 4}},     {8, 1, 2, 0, {4, 2}},    {8, 1, 3, 0, {2, 2, 2}},
+    {16, 1, 1, 0, {16}},      {16, 1, 2, 0, {8, 2}},   {16, 1, 2, 0, {4, 4}},
+    {16, 1, 3, 0, {2, 4, 2}}, {4, 2, 1, 1, {4, 2}},    {4, 2, 2, 1, {2, 2, 2}},
+    {8, 2, 1, 1, {8, 2}},     {8, 2, 2, 1, {2, 4, 2}}, {8, 2, 2, 1, {4, 2, 2}},
+    {2, 2, 1, 1, {2, 2}},
+};
+
+/* Gives node v of g, one time in six, no loop nest, else one of
+ * random_loops that fits its iteration space (draws from r). */
+static void random_loop(tu_rng *r, fp_graph *g, int32_t v,
+                        const fp_node_spec *s) {
+  int32_t fit[16], nf = 0;
+  for (int32_t i = 0; i < 16; i++)
+    if (random_loops[i].numel == s->numel &&
+        random_loops[i].rnumel == s->rnumel)
+      fit[nf++] = i;
+  if (s->kind == FP_KIND_EXTERN || nf == 0 || tu_below(r, 6) == 0)
+    return;
+  int32_t i = fit[tu_below(r, (uint32_t)nf)];
+  fp_loop l = {true, random_loops[i].n, random_loops[i].rn, {0}};
+  memcpy(l.size, random_loops[i].size, sizeof random_loops[i].size);
+  ck_assert_int_eq(fp_graph_set_node_loop(g, v, &l, NULL), FP_OK);
+}
+
+/* The graphs of tu_random_graph (deep false), tu_random_deep_graph and,
+ * with loops, tu_random_loop_graph: the loop nests come from a stream of
+ * their own, so the graph is the deep one of the same seed. */
 static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
-                              bool deep) {
+                              bool deep, bool loops) {
+  tu_rng lr = {r->s ^ 0x2545f4914f6cdd1du};
   fp_graph *g = fp_graph_create("random");
   char name[32];
   uint64_t size[3 + 2 * TU_RANDOM_MAX_NODES];
@@ -153,6 +189,8 @@ static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
     s.writes = writes;
     fp_error err;
     ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
+    if (loops)
+      random_loop(&lr, g, v, &s);
   }
   for (int32_t b = 0; b < nb; b++)
     if (tu_below(r, 6) == 0)
@@ -175,12 +213,17 @@ static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
 }
 
 fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes) {
-  return random_graph(r, min_nodes, max_nodes, false);
+  return random_graph(r, min_nodes, max_nodes, false, false);
 }
 
 fp_graph *tu_random_deep_graph(tu_rng *r, int32_t min_nodes,
                                int32_t max_nodes) {
-  return random_graph(r, min_nodes, max_nodes, true);
+  return random_graph(r, min_nodes, max_nodes, true, false);
+}
+
+fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes,
+                               int32_t max_nodes) {
+  return random_graph(r, min_nodes, max_nodes, true, true);
 }
 
 fp_graph *tu_chain_graph(int n, uint64_t bytes) {

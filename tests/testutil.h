@@ -55,6 +55,11 @@ fp_graph *tu_random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
  * brute force (the same draws, so the same graphs per seed). */
 fp_graph *tu_random_deep_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
 
+/* tu_random_deep_graph's graph of the same draws, with loop nests (graph
+ * format 3) on most nodes: shapes that equal, extend, prefix or only match
+ * in size one another (docs/cost-model.md#loop-nests). */
+fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
+
 /* A generated graph (fuseplan gen): family is an fp_gen_family.  Fails
  * the test with the generator's message on error. */
 fp_graph *tu_generated(int family, int32_t size, uint64_t seed);

@@ -175,7 +175,10 @@ static int add_member(cluster_build *B, int32_t i, fp_read *reads,
     }
   fp_node_spec spec = {n->name, n->kind, n->numel, n->rnumel, nr,
                        nw,      reads,   writes,   NULL};
-  return fp_graph_add_node(B->sg, &spec, err) >= 0 ? 0 : -1;
+  int32_t v = fp_graph_add_node(B->sg, &spec, err);
+  return v >= 0 && fp_graph_set_node_loop(B->sg, v, &n->loop, err) == FP_OK
+             ? 0
+             : -1;
 }
 
 /* The order buffer of member i (zero bytes, written by it): a name that

@@ -10,7 +10,7 @@
  *   steps       z[t] <= z[t-1]; z[t] <= sum_v x[v,t];
  *               sum_v x[v,t] <= K z[t]   (symmetry breaking: no empty step
  *               before a used one; group size)
- *   class       w[c,t] >= x[v,t] for v of class c (kind, numel, rnumel;
+ *   class       w[c,t] >= x[v,t] for v of class c (kind, numel, rnumel, loop;
  *               each extern its own class); sum_{c in Q} w[c,t] <= 1 for
  *               Q a clique of pairwise incompatible classes; unfusible
  *               pairs x[u,t] + x[v,t] <= 1
@@ -451,7 +451,7 @@ static void add_step_rows(builder *B) {
 
 /* ---- class family --------------------------------------------------------
  * Whether two nodes may share a step depends only on their class --
- * (kind, numel, rnumel), each extern a class of its own -- plus the few
+ * (kind, numel, rnumel, loop), each extern a class of its own -- plus the few
  * unfusible pairs.  Per step t, a continuous w[c,t] >= x[v,t] marks the
  * classes used, and a clique cover of the incompatible classes gives
  * sum_{c in Q} w[c,t] <= 1: far fewer rows than a cover of node pairs,
@@ -467,7 +467,8 @@ static int32_t node_classes(const ilp_model *M, int32_t *cls, int32_t *rep) {
     for (int32_t c = 0; a->kind != FP_KIND_EXTERN && c < nc && cls[v] < 0;
          c++) {
       const fp_node *b = fp_graph_node(M->g, rep[c]);
-      if (b->kind == a->kind && b->numel == a->numel && b->rnumel == a->rnumel)
+      if (b->kind == a->kind && b->numel == a->numel &&
+          b->rnumel == a->rnumel && fp_loop_equal(&a->loop, &b->loop))
         cls[v] = c;
     }
     if (cls[v] < 0) {

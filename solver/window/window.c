@@ -122,7 +122,9 @@ static int map_node(fp_graph *sg, sub_scratch *scr, const fp_graph *g,
   }
   fp_node_spec spec = {n->name,     n->kind, n->numel, n->rnumel, n->n_reads,
                        n->n_writes, reads,   writes,   NULL};
-  rc = fp_graph_add_node(sg, &spec, err) >= 0 ? 0 : -1;
+  int32_t sv = fp_graph_add_node(sg, &spec, err);
+  rc = sv >= 0 && fp_graph_set_node_loop(sg, sv, &n->loop, err) == FP_OK ? 0
+                                                                         : -1;
 fail:
   free(reads);
   free(writes);

@@ -175,6 +175,10 @@ START_TEST(graph_h_building) {
   ck_assert_int_eq(fp_graph_add_output(g, 99, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_add_unfusible(NULL, 0, 1, ERR));
   ck_assert_int_eq(fp_graph_add_unfusible(g, -1, 99, &err), FP_EINPUT);
+  fp_loop none = {0};
+  EXPECT_EARG(fp_graph_set_node_loop(NULL, 0, &none, ERR));
+  EXPECT_EARG(fp_graph_set_node_loop(g, 0, NULL, ERR));
+  ck_assert_int_eq(fp_graph_set_node_loop(g, -1, &none, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_finalize(NULL, ERR));
   ck_assert_int_eq(fp_graph_set_max_fusion_size(g, -3, &err), FP_EINPUT);
   ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, UINT64_MAX, &err),
@@ -224,6 +228,8 @@ START_TEST(graph_h_reading) {
   ck_assert(!fp_graph_compatible(o, -1, 0));
   ck_assert(!fp_iter_compatible(NULL, fp_graph_node(g, 0)));
   ck_assert(!fp_iter_compatible(fp_graph_node(g, 0), NULL));
+  ck_assert(fp_loop_equal(NULL, NULL));
+  ck_assert(!fp_loop_equal(NULL, &fp_graph_node(g, 0)->loop));
   ck_assert_int_eq(fp_graph_resident_bytes(NULL), 0);
   ck_assert_int_eq(fp_graph_outside_live_bytes(NULL), 0);
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");

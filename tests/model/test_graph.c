@@ -279,6 +279,140 @@ START_TEST(compatibility) {
 }
 END_TEST
 
+/* The loop-nest rows of docs/cost-model.md's compatibility table: a
+ * LayerNorm-like reduction R over (6272) x (96), nodes over its spaces in
+ * other loop shapes, and convnext's column reduction with a pointwise node
+ * of equal size in another loop order (op58, op64). */
+static const struct {
+  fp_kind kind;
+  uint64_t numel, rnumel;
+  int n, rn; /* -1: no loop */
+  uint64_t size[4];
+} loop_nodes[] = {
+    {FP_KIND_REDUCTION, 6272, 96, 1, 1, {6272, 96}},       /* 0 R */
+    {FP_KIND_POINTWISE, 6272, 1, 1, 0, {6272}},            /* 1 R's output */
+    {FP_KIND_POINTWISE, 602112, 1, 4, 0, {2, 56, 56, 96}}, /* 2 */
+    {FP_KIND_POINTWISE, 602112, 1, 2, 0, {6272, 96}},      /* 3 R's input */
+    {FP_KIND_POINTWISE, 602112, 1, 1, 0, {602112}},        /* 4 flat */
+    {FP_KIND_REDUCTION, 96, 6272, 1, 1, {96, 6272}},       /* 5 column */
+    {FP_KIND_REDUCTION, 6272, 96, 1, 2, {6272, 4, 24}},    /* 6 */
+    {FP_KIND_POINTWISE, 602112, 1, 3, 0, {2, 3136, 96}},   /* 7 */
+    {FP_KIND_REDUCTION, 6272, 96, -1, 0, {0}},             /* 8 no loop */
+    {FP_KIND_POINTWISE, 602112, 1, 3, 0, {6272, 4, 24}},   /* 9 */
+};
+
+START_TEST(loop_compatibility) {
+  fp_graph *g = fp_graph_create("g");
+  int32_t x = fp_graph_add_buffer(g, "x", 4096, true, false, NULL);
+  int32_t r[] = {x};
+  int32_t n = (int32_t)(sizeof loop_nodes / sizeof loop_nodes[0]);
+  for (int32_t i = 0; i < n; i++) {
+    char name[16], bn[16];
+    snprintf(name, sizeof name, "n%d", (int)i);
+    snprintf(bn, sizeof bn, "o%d", (int)i);
+    int32_t w[] = {fp_graph_add_buffer(g, bn, 4, false, false, NULL)};
+    ck_assert_int_eq(add(g, name, loop_nodes[i].kind, loop_nodes[i].numel,
+                         loop_nodes[i].rnumel, r, 1, w, 1, NULL, NULL),
+                     i);
+    fp_loop l = {loop_nodes[i].n >= 0,
+                 (uint8_t)loop_nodes[i].n,
+                 (uint8_t)loop_nodes[i].rn,
+                 {0}};
+    memcpy(l.size, loop_nodes[i].size, sizeof loop_nodes[i].size);
+    ck_assert_int_eq(fp_graph_set_node_loop(g, i, &l, NULL), FP_OK);
+  }
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  static const struct {
+    int u, v;
+    bool ok;
+  } rows[] = {
+      {0, 1, true},  /* outer loop: equal loop sizes */
+      {0, 3, true},  /* pointwise over R's loops and reduction sizes */
+      {0, 2, false}, /* same 602112 elements, another loop shape */
+      {0, 4, false}, /* flat: not R's loop tuple */
+      {2, 4, true},  /* compatible ranges: one side one-dimensional */
+      {3, 4, true},
+      {2, 7, false}, /* two multi-dimensional pointwise loops */
+      {2, 3, false},
+      {5, 2, false}, /* op58 (768) x (98) against op64 (2, 49, 768) */
+      {0, 6, true},  /* outer loop: same loop, other reduction shape */
+      {3, 6, true},  /* outer loop: (6272) prefixes (6272, 96) */
+      {9, 0, true},  /* outer loop: (6272) prefixes (6272, 4, 24) */
+      {9, 6, true},  /* pointwise over (6272) x (4, 24) */
+      {9, 3, false},
+      {8, 2, true}, /* no loop nest: the sizes rule alone */
+      {8, 0, true},
+      {1, 3, false}, /* the sizes rule still applies first */
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    ck_assert_msg(fp_graph_compatible(g, rows[i].u, rows[i].v) == rows[i].ok,
+                  "row %d: n%d, n%d", (int)i, rows[i].u, rows[i].v);
+    ck_assert(fp_graph_compatible(g, rows[i].v, rows[i].u) == rows[i].ok);
+  }
+  /* a plan fusing them names the loop nests */
+  fp_plan *p = fp_plan_create();
+  int32_t grp[] = {2, 5};
+  fp_error err;
+  ck_assert_int_eq(fp_plan_add_group(p, grp, 2, NULL), FP_OK);
+  for (int32_t i = 0; i < n; i++)
+    if (i != 2 && i != 5)
+      ck_assert_int_eq(fp_plan_add_group(p, &i, 1, NULL), FP_OK);
+  ck_assert_int_eq(fp_plan_check(g, p, 0, &err), FP_EILLEGAL);
+  expect_msg(&err, FP_EILLEGAL,
+             "group 0: nodes 'n2' (2, 56, 56, 96) and 'n5' (96) x (6272) "
+             "have incompatible loop nests");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(loop_validation) {
+  fp_graph *g = fp_graph_create("g");
+  int32_t x = fp_graph_add_buffer(g, "x", 4096, true, false, NULL);
+  int32_t r[] = {x}, w[3];
+  fp_error err;
+  for (int i = 0; i < 3; i++) {
+    char bn[16];
+    snprintf(bn, sizeof bn, "o%d", i);
+    w[i] = fp_graph_add_buffer(g, bn, 4, false, false, NULL);
+  }
+  ck_assert_int_eq(add(g, "r", FP_KIND_REDUCTION, 6, 4, r, 1, w, 1, NULL, NULL),
+                   0);
+  ck_assert_int_eq(
+      add(g, "p", FP_KIND_POINTWISE, 6, 1, r, 1, w + 1, 1, NULL, NULL), 1);
+  ck_assert_int_eq(
+      add(g, "e", FP_KIND_EXTERN, 0, 0, r, 1, w + 2, 1, NULL, NULL), 2);
+  fp_loop l = {true, 2, 1, {2, 3, 4}};
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 0, &l, &err), FP_OK);
+  l.size[2] = 5;
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 0, &l, &err), FP_EINPUT);
+  expect_msg(&err, FP_EINPUT,
+             "node 'r': loop: the reduction sizes do not multiply to rnumel");
+  l = (fp_loop){true, 1, 0, {6}};
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 0, &l, &err), FP_EINPUT);
+  expect_msg(&err, FP_EINPUT, "node 'r': loop: a reduction needs reduction");
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 1, &l, &err), FP_OK);
+  l = (fp_loop){true, 1, 1, {6, 1}};
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 1, &l, &err), FP_EINPUT);
+  expect_msg(&err, FP_EINPUT, "node 'p': loop: a pointwise node has no");
+  l = (fp_loop){true, 2, 0, {4, 2}};
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 1, &l, &err), FP_EINPUT);
+  expect_msg(&err, FP_EINPUT, "node 'p': loop: the loop sizes do not");
+  l = (fp_loop){true, 0, 0, {0}};
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 2, &l, &err), FP_EINPUT);
+  expect_msg(&err, FP_EINPUT, "node 'e': loop: an extern node has no loop");
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 3, &l, &err), FP_EINPUT);
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 0, NULL, &err), FP_EARG);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  /* the failed calls changed nothing */
+  ck_assert_uint_eq(fp_graph_node(g, 0)->loop.size[2], 4);
+  ck_assert_uint_eq(fp_graph_node(g, 1)->loop.n, 1);
+  ck_assert(!fp_graph_node(g, 2)->loop.present);
+  ck_assert_int_eq(fp_graph_set_node_loop(g, 0, &l, &err), FP_EARG);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(status_strings) {
   for (int s = 0; s < FP_STATUS_COUNT_; s++) {
     ck_assert_str_ne(fp_status_str((fp_status)s), "unknown status");
@@ -329,6 +463,8 @@ static Suite *graph_suite(void) {
   tcase_add_test(tc, op_validation);
   tcase_add_test(tc, finalize_and_readers);
   tcase_add_test(tc, compatibility);
+  tcase_add_test(tc, loop_compatibility);
+  tcase_add_test(tc, loop_validation);
   tcase_add_test(tc, status_strings);
   tcase_add_test(tc, enum_names);
   suite_add_tcase(s, tc);

@@ -105,8 +105,8 @@ START_TEST(load_errors) {
                     "malformed JSON at line 1");
   expect_load_error("{'format': 'fuseplan.plan', 'version': 1}",
                     "format: expected \"fuseplan.graph\"");
-  expect_load_error("{'format': 'fuseplan.graph', 'version': 3}",
-                    "version: 3 is not supported (expected 1 to 2)");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 4}",
+                    "version: 4 is not supported (expected 1 to 3)");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1.5}",
                     "version: missing or not an integer");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'nodes': []}",
@@ -198,6 +198,69 @@ START_TEST(outside_live_bytes_round_trip) {
     expect_load_error(doc,
                       "outside_live_bytes: expected an integer below 2^53");
   }
+}
+END_TEST
+
+/* A version-3 graph with loop nests (a reduction, a pointwise node over
+ * its input space, a scalar-loop one): the field round-trips exactly; a
+ * file of version 2 or less cannot carry it; bad nests are refused with
+ * the node's name. */
+static const char loop_fmt[] = /* version, the loop of r */
+    "{'format': 'fuseplan.graph', 'version': %d, 'name': 'l',"
+    " 'buffers': [{'name': 'x', 'bytes': 96, 'input': true},"
+    "  {'name': 'y', 'bytes': 8}, {'name': 'z', 'bytes': 96},"
+    "  {'name': 'w', 'bytes': 4}],"
+    " 'nodes': [{'name': 'r', 'kind': 'reduction', 'iter': [2, 12],"
+    "   'loop': %s, 'reads': ['x'], 'writes': ['y']},"
+    "  {'name': 'p', 'kind': 'pointwise', 'iter': [24, 1],"
+    "   'loop': [[2, 3, 4], []], 'reads': ['x', 'y'], 'writes': ['z']},"
+    "  {'name': 's', 'kind': 'pointwise', 'iter': [1, 1],"
+    "   'loop': [[], []], 'reads': ['y'], 'writes': ['w']}],"
+    " 'outputs': ['z', 'w']}";
+
+/* Loads loop_fmt with `version` and r's `loop`; expects the load to fail
+ * with a message holding `msg`. */
+static void expect_loop_error(int version, const char *loop, const char *msg) {
+  char doc[1024];
+  snprintf(doc, sizeof doc, loop_fmt, version, loop);
+  expect_load_error(doc, msg);
+}
+
+START_TEST(loop_round_trip) {
+  char doc[1024];
+  snprintf(doc, sizeof doc, loop_fmt, 3, "[[2], [3, 4]]");
+  fp_graph *g = tu_graph(doc), *g2 = NULL;
+  const fp_node *r = fp_graph_node(g, 0), *s = fp_graph_node(g, 2);
+  ck_assert(r->loop.present && r->loop.n == 1 && r->loop.rn == 2);
+  ck_assert_uint_eq(r->loop.size[2], 4);
+  ck_assert(s->loop.present && s->loop.n == 0 && s->loop.rn == 0);
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 3,"));
+  ck_assert_ptr_nonnull(strstr(a, "\"loop\": [[2], [3, 4]]"));
+  ck_assert_ptr_nonnull(strstr(a, "\"loop\": [[2, 3, 4], []]"));
+  ck_assert_ptr_nonnull(strstr(a, "\"loop\": [[], []]"));
+  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
+  char *b = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  fp_graph_destroy(g);
+  fp_graph_destroy(g2);
+  expect_loop_error(2, "[[2], [3, 4]]",
+                    "test.json: node 'r': loop: needs version 3 (this is 2)");
+  expect_loop_error(1, "[[2], [3, 4]]", "loop: needs version 3 (this is 1)");
+  expect_loop_error(3, "[[2], [3, 5]]",
+                    "node 'r': loop: the reduction sizes do not multiply to "
+                    "rnumel");
+  expect_loop_error(3, "[[4], [3, 2]]",
+                    "node 'r': loop: the loop sizes do not multiply to numel");
+  expect_loop_error(3, "[[2], []]",
+                    "node 'r': loop: a reduction needs reduction sizes");
+  expect_loop_error(3, "[[2], [0, 4]]", "node 'r': loop: expected [[sizes]");
+  expect_loop_error(3, "[[2], [1, 1, 1, 1, 1, 1, 1, 12]]",
+                    "node 'r': loop: expected [[sizes], [reduction sizes]], "
+                    "at most 8 positive integers");
+  expect_loop_error(3, "[2, 12]", "node 'r': loop: expected [[sizes]");
 }
 END_TEST
 
@@ -733,6 +796,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, round_trip_exact);
   tcase_add_test(tc, load_errors);
   tcase_add_test(tc, outside_live_bytes_round_trip);
+  tcase_add_test(tc, loop_round_trip);
   tcase_add_test(tc, deep_nesting_rejected);
   tcase_add_test(tc, plan_round_trip);
   tcase_add_test(tc, plan_errors);

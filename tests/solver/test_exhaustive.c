@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "heuristics/heuristics.h"
+#include "solver/planner.h"
 #include "solver/solver.h"
 #include "tests/testutil.h"
 
@@ -664,6 +665,52 @@ START_TEST(random_nothing_beats_it) {
 }
 END_TEST
 
+/* Random graphs with loop nests (graph format 3): the exhaustive search
+ * agrees with the enumeration of fp_plan_check-legal plans, the ILP over
+ * exact windows finds the same optimum, the lower bound stays below it,
+ * and every method of the method table makes a legal plan. */
+START_TEST(random_loops_agree) {
+  tu_rng r = {(uint64_t)_i * 6151u + 3};
+  fp_graph *g = tu_random_loop_graph(&r, 3, 7);
+  fp_ilp_params prm = random_params(&r, g);
+  brute B = brute_force(g, prm.limits.max_fusion_size);
+  char what[64];
+  snprintf(what, sizeof what, "loop seed %d", _i);
+  agrees_with_brute(&B, &prm, what);
+  brute_free(&B);
+  fp_plan *p = fp_plan_create(), *q = fp_plan_create();
+  fp_metrics me, mi;
+  fp_error err;
+  prm.window = FP_ILP_WINDOW_EXACT;
+  prm.time_limit_s = 60;
+  fp_status se = fp_exhaustive(g, &prm, p, &me, &err);
+  fp_status si = fp_ilp_solve(g, &prm, q, &mi, &err);
+  ck_assert_msg(se == si || (se != FP_OK && si != FP_OK), "%s: %d vs %d (%s)",
+                what, se, si, err.msg);
+  if (se == FP_OK) {
+    double opt = fp_objective_value(&prm, &me), bound;
+    ck_assert_msg(fp_objective_value(&prm, &mi) == opt, "%s: ilp %.17g, %.17g",
+                  what, fp_objective_value(&prm, &mi), opt);
+    ck_assert_int_eq(fp_lower_bound(g, &prm, 1.0, &bound, NULL), FP_OK);
+    ck_assert_msg(bound <= opt, "%s: bound %.17g > %.17g", what, bound, opt);
+  }
+  for (int32_t i = 0; i < fp_planner_count(); i++) {
+    const fp_planner *pl = fp_planner_at(i);
+    fp_plan_request req;
+    fp_plan_request_init(&req, pl);
+    req.ilp.time_limit_s = 5;
+    fp_status st = fp_planner_run(pl, g, &req, p, NULL, &err);
+    ck_assert_msg(st == FP_OK || st == FP_EINFEASIBLE, "%s %s: %s", what,
+                  pl->name, err.msg);
+    ck_assert_msg(st != FP_OK || fp_plan_check(g, p, 0, &err) == FP_OK,
+                  "%s %s: %s", what, pl->name, err.msg);
+  }
+  fp_plan_destroy(p);
+  fp_plan_destroy(q);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 static Suite *exhaustive_suite(void) {
   Suite *s = suite_create("solver/exhaustive");
   TCase *tc = tcase_create("hand");
@@ -679,6 +726,7 @@ static Suite *exhaustive_suite(void) {
   tcase_set_timeout(prop, 300);
   tcase_add_loop_test(prop, random_matches_brute_force, 0, 150);
   tcase_add_loop_test(prop, random_nothing_beats_it, 0, 150);
+  tcase_add_loop_test(prop, random_loops_agree, 0, 100);
   suite_add_tcase(s, prop);
   return s;
 }

@@ -80,8 +80,20 @@ for be in cpp triton; do
   t_run "$FUSEPLAN" info --json "$out/tiny.fwd.json"
   t_exit 0 && t_true "outside bytes $outside hold the parameters twice" \
     test "${outside:-0}" -lt "$(json_num resident_bytes "$T_OUT")"
-  t_true "a graph with outside bytes is not version 2" \
-    grep -q '"version": *2' "$out/tiny.bwd.json"
+  t_true "a graph with outside bytes is not version 2 or 3" \
+    grep -Eq '"version": *[23],' "$out/tiny.bwd.json"
+  # loop nests (graph format 3): the C++ scheduling's loop tuples, none
+  # for the Triton scheduling, whose groups are iter's products
+  t_case "tiny ($be): loop nests"
+  if [ "$be" = cpp ]; then
+    t_true "no loop nest in the C++ graph" \
+      grep -q '"loop":\[\[8\],\[144\]\]' "$out/tiny.fwd.json"
+    t_true "a graph with loop nests is not version 3" \
+      grep -Eq '"version": *3,' "$out/tiny.fwd.json"
+  else
+    t_true "a loop nest in the Triton graph" \
+      test -z "$(grep -o '"loop"' "$out/tiny.fwd.json")"
+  fi
 
   # the oracle (docs/exporter.md, "The oracle check"): tiny is small
   # enough that every group of 2-6 nodes that the exported rules allow is

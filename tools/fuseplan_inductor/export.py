@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import measure, oracle, prefusion, record
+from . import loops, measure, oracle, prefusion, record
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -61,6 +61,8 @@ class Capture:
         self.oracle_probes = None  # [(group, Inductor fuses it)], oracle.py
         self.prefusion = None  # oracle.prefusion_state, before Inductor fuses
         self.iter_rewrites = None  # _final_rules's count, once it ran
+        self.fused_loops = {}  # node -> its loops after Inductor's fusion
+        self.loop_rewrites = 0  # loops _final_rules changed
         self.output_strides = []
         self.emitted = None  # the kernels Inductor's code generation emits
         self.meta = {}
@@ -110,6 +112,8 @@ def _capturing(state):
     def codegen(self):
         cap = state["current"]
         _capture_plan(cap, self)
+        cap.fused_loops = {nd["name"]: loops.of_node(cap.sched_nodes[nd["name"]], nd["kind"])
+                           for nd in cap.graph["nodes"] if "loop" in nd}
         cap.output_strides = _output_strides()
         if cap.prefusion is not None:
             # the oracle samples the groups that the exported rules allow,
@@ -447,10 +451,10 @@ def _compatible(a, b):
         return False
     ia, ib = a["iter"], b["iter"]
     if ia == ib:
-        return True
+        return loops.fuse(a, b)
     for p, q in ((a, b), (b, a)):
         if p["kind"] == "pointwise" and p["iter"][0] in (q["iter"][0] * q["iter"][1], q["iter"][0]):
-            return True
+            return loops.fuse(a, b)
     return False
 
 
@@ -470,6 +474,32 @@ def codegen_splits(groups: list[list[str]],
     return splits
 
 
+def _group_ok(members):
+    """Whether every pair of MEMBERS (graph nodes) is compatible."""
+    return all(_compatible(p, q) for i, p in enumerate(members) for q in members[i + 1 :])
+
+
+def _fused_loops(cap, members):
+    """Gives MEMBERS, a group of Inductor's plan that the loop rule refuses,
+    the loops Inductor's scheduler holds after fusing them (it recomputes a
+    node's loops to fuse it, see loops.py); keeps them and returns True when
+    that makes the group legal, else puts the loops back."""
+    old = [m.get("loop") for m in members]
+    for m in members:
+        new = cap.fused_loops.get(m["name"])
+        if "loop" in m and new is not None and new != m["loop"]:
+            m.setdefault("inductor_loop", m["loop"])
+            m["loop"] = new
+    if _group_ok(members):
+        changed = [m for m, lp in zip(members, old, strict=True) if m.get("loop") != lp]
+        cap.loop_rewrites += len(changed)
+        return True
+    for m, lp in zip(members, old, strict=True):
+        if lp is not None:
+            m["loop"] = lp
+    return False
+
+
 def _final_rules(cap):
     """Puts the exported rules in CAP's graph once Inductor's plan is
     captured: iteration spaces rewritten where Inductor fused what the
@@ -482,7 +512,7 @@ def _final_rules(cap):
         if len(grp) < 2:
             continue
         members = [byname[x] for x in grp]
-        if all(_compatible(p, q) for i, p in enumerate(members) for q in members[i + 1 :]):
+        if _group_ok(members) or _fused_loops(cap, members):
             continue
         # Inductor fused nodes the fuseplan pairwise rule would not allow
         # (e.g. CPU outer-loop fusion): export the iteration space as
@@ -497,6 +527,7 @@ def _final_rules(cap):
                 m.setdefault("inductor_iter", list(m["iter"]))
                 m["iter"] = new
                 rewritten += 1
+        cap.loop_rewrites += loops.rewrite(members, rep)
     # unfusible: Inductor's can_fuse says no, the fuseplan rules would allow
     # it, and Inductor's plan does not put the pair together.
     same_group = {}
@@ -509,7 +540,12 @@ def _final_rules(cap):
             continue
         if _compatible(byname[u], byname[v]):
             unf.append([u, v])
-    g["unfusible"] = unf
+    rules = oracle.Rules(g, _compatible, set())
+    listed = {tuple(p) for p in unf}
+    outer = [p for p in loops.independent_outer_pairs(g, rules.desc, rules.pos, same_group,
+                                                     _compatible) if tuple(p) not in listed]
+    cap.meta["loop_outer_unfusible"] = len(outer)
+    g["unfusible"] = unf + outer
     g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
     return rewritten
 
@@ -543,6 +579,7 @@ def _finish(cap, name, model, batch, torch_version, extra):
             "inductor_prefusion_nodes": cap.pre_fusion_count,
             "inductor_fused_nodes": cap.final_count,
             "iter_rewrites": rewritten,
+            "loop_rewrites": cap.loop_rewrites,
             "mutations": len(cap.mutations),
             "folded_nop_buffers": len(cap.concat),
             **extra,
@@ -734,7 +771,7 @@ def _set_outside(g, live):
     meta["entry_live_bytes"] = live
     meta["entry_input_bytes"] = counted
     if outside:
-        g["version"] = 2
+        g["version"] = max(2, g["version"])
         g["outside_live_bytes"] = outside
         meta["inductor_peak_adjusted_bytes"] += outside
         meta["inductor_adjustments"]["outside_live_bytes"] = outside

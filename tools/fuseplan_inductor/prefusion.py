@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from . import loops
+
 
 def _prod(xs):
     """Product of a size tuple (CPU groups); a number passes through (Triton
@@ -197,8 +199,9 @@ def capture(sched: Any, nodes: Sequence[Any]) -> PreFusion:
                 kind, it = "reduction", [_prod(sizes), _prod(rsizes)]
             else:
                 kind, it = "pointwise", [_prod(sizes) * _prod(rsizes), 1]
+            loop = loops.of_node(n, kind)
         else:
-            kind, it = "extern", None
+            kind, it, loop = "extern", None, None
         reads = {}
         for d in n.read_writes.reads:
             if isinstance(d, WeakDep):
@@ -231,6 +234,8 @@ def capture(sched: Any, nodes: Sequence[Any]) -> PreFusion:
         node = {"name": name, "kind": kind}
         if it is not None:
             node["iter"] = it
+        if loop is not None:
+            node["loop"] = loop
         node["reads"] = [
             r if rb == buffers[r]["bytes"] else {"buffer": r, "bytes": rb}
             for r, rb in reads.items()
@@ -258,7 +263,7 @@ def capture(sched: Any, nodes: Sequence[Any]) -> PreFusion:
 
     pf.graph = {
         "format": "fuseplan.graph",
-        "version": 1,
+        "version": 3 if any("loop" in nd for nd in fp_nodes) else 1,
         "name": None,
         "max_fusion_size": 64,
         "buffers": bufs,

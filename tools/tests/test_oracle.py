@@ -3,8 +3,9 @@ check").  Inductor's own fused groups must be judged one kernel (the
 oracle is not stricter than Inductor), and on timm's test_convnext (its
 LayerNorm is convnext_tiny's) the oracle must find the reduction R ->
 pointwise P -> pointwise Q triples that are no kernel in any order when
-the exporter's two-hop verdicts are left out: pairwise verdicts alone call
-them legal.  Run by tests/tools/test_inductor.sh; needs torch and timm."""
+the exporter's two-hop verdicts and the loop rule (graph format 3) are
+left out: pairwise verdicts on sizes alone call them legal.  Run by
+tests/tools/test_inductor.sh; needs torch and timm."""
 
 import copy
 import os
@@ -85,9 +86,10 @@ class Oracle(unittest.TestCase):
     def test_two_hop_triples_found(self):
         full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
                        oracle_samples=500)
-        # without the two-hop verdicts, R, Q is not unfusible: pairwise
-        # verdicts call R, P, Q legal and the oracle must say no
-        with mock.patch.object(E, "_two_hop_pairs", lambda pairs, pos: set()):
+        # without the two-hop verdicts and the loop rule, R, Q is allowed:
+        # pairwise verdicts call R, P, Q legal and the oracle must say no
+        with mock.patch.object(E, "_two_hop_pairs", lambda pairs, pos: set()), \
+                mock.patch.object(E.loops, "fuse", lambda a, b: True):
             pairwise = _export("test_convnext", 2, os.path.join(self.tmp, "c2"),
                                which=("fwd",), oracle_samples=500)
         g = pairwise["fwd"].graph
@@ -96,8 +98,11 @@ class Oracle(unittest.TestCase):
         fg = full["fwd"].graph
         self.assertLess(len(_triples(fg, fg["meta"]["oracle"]["refused_groups"])), len(found))
         unf = {tuple(p) for p in fg["unfusible"]}
-        self.assertTrue([t for t in found if (t[0], t[2]) in unf],
-                        "the two-hop verdicts refuse none of the triples' R, Q")
+        byname = {nd["name"]: nd for nd in fg["nodes"]}
+        self.assertTrue([t for t in found if (t[0], t[2]) in unf
+                         or not E._compatible(byname[t[0]], byname[t[2]])],
+                        "the two-hop verdicts and the loop rule refuse none of the "
+                        "triples' R, Q")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@ is convnext_tiny's): a reduction R, a consumer P of its output and a
 consumer Q of P's output with other loop ranges are no kernel in any
 order in Inductor's C++ backend, though R, P and P, Q are.  The exporter
 must mark R, Q unfusible (they share no buffer, so a verdict on the pairs
-that share one misses it), and a plan that groups R, P, Q must be refused
-with the parts' loops named.  Run by tests/tools/test_inductor.sh; needs
+that share one misses it) unless their loop nests already refuse them
+(graph format 3), and a plan that groups R, P, Q must be refused with the
+parts' loops named.  Run by tests/tools/test_inductor.sh; needs
 torch and timm."""
 
 import copy
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 
 import fuseplan_inductor as fi  # noqa: E402
-from fuseplan_inductor.export import export_model  # noqa: E402
+from fuseplan_inductor.export import _compatible, export_model  # noqa: E402
 from fuseplan_inductor.files import dump  # noqa: E402
 from fuseplan_inductor.models import build_model  # noqa: E402
 
@@ -67,7 +68,12 @@ class TwoHop(unittest.TestCase):
         g = self.ex["fwd"].graph
         byname = {nd["name"]: nd for nd in g["nodes"]}
         triples = []
-        for u, v in g["unfusible"]:
+        nodes = g["nodes"]
+        # pairs the loop rule refuses need no unfusible entry
+        refused = [[a["name"], b["name"]] for i, a in enumerate(nodes) for b in nodes[i + 1:]
+                   if a["kind"] == "reduction" and b["kind"] == "pointwise"
+                   and not _compatible(a, b)]
+        for u, v in g["unfusible"] + refused:
             a, b = byname[u], byname[v]
             if _buffers(a) & _buffers(b) or a["kind"] != "reduction" or b["kind"] != "pointwise":
                 continue
