@@ -82,6 +82,9 @@ for be in cpp triton; do
     test "${outside:-0}" -lt "$(json_num resident_bytes "$T_OUT")"
   t_true "a graph with outside bytes is not version 2" \
     grep -q '"version": *2' "$out/tiny.bwd.json"
+  # in-place pairs (version 3) only with --inplace (tools/tests/test_fidelity.py)
+  t_true "in-place pairs written without --inplace" \
+    test -z "$(grep -o '"inplace"' "$out/tiny.fwd.json" "$out/tiny.bwd.json")"
 
   # the oracle (docs/exporter.md, "The oracle check"): tiny is small
   # enough that every group of 2-6 nodes that the exported rules allow is
