@@ -24,6 +24,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bench_init fidelity "$@"
 py=${FUSEPLAN_PYTHON:-}
+# the package of this source tree, whatever version the python has installed
+export PYTHONPATH="$srcdir/tools${PYTHONPATH:+:$PYTHONPATH}"
 models=${FP_FID_MODELS:-resnet50 gpt2 deit_small_patch16_224 mobilenetv3_large_100 convnext_tiny \
 mixer_b16_224 efficientnet_b0 levit_128 resmlp_12_224 llama-d2-w256-v1k}
 batch=${FP_FID_BATCH:-2}
