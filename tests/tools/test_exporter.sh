@@ -94,6 +94,9 @@ for be in cpp triton; do
     t_true "a loop nest in the Triton graph" \
       test -z "$(grep -o '"loop"' "$out/tiny.fwd.json")"
   fi
+  # in-place pairs (version 3) only with --inplace (tools/tests/test_fidelity.py)
+  t_true "in-place pairs written without --inplace" \
+    test -z "$(grep -o '"inplace"' "$out/tiny.fwd.json" "$out/tiny.bwd.json")"
 
   # the oracle (docs/exporter.md, "The oracle check"): tiny is small
   # enough that every group of 2-6 nodes that the exported rules allow is
