@@ -674,13 +674,19 @@ static int cmp_node_val(const void *a, const void *b) {
   return x->node < y->node ? -1 : (x->node > y->node);
 }
 
+/* a - b, or 0 when b > a. */
+static uint64_t sub_cap(uint64_t a, uint64_t b) {
+  return a > b ? a - b : 0;
+}
+
 /* The min-cut rule at the nodes with the highest cut-rule figures first,
  * while its work stays within PB_CUT_BUDGET (each cut raises only its own
  * node's figure, and the peak is where the figures are highest; a budget
  * in work, not time, keeps the bound deterministic).  vals[] is sorted
  * here.  *out is raised.  FP_ENOMEM. */
 static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
-                              uint64_t *out, fp_error *err) {
+                              const uint64_t *capx, uint64_t *out,
+                              fp_error *err) {
   qsort(vals, (size_t)W->n, sizeof *vals, cmp_node_val);
   double work = 0;
   fp_status st = FP_OK;
@@ -688,6 +694,7 @@ static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
     uint64_t s;
     st =
         step_cut_bound(W, &vals[i].node, 1, no_force, resident, &s, &work, err);
+    s = sub_cap(s, capx[vals[i].node]);
     *out = st == FP_OK && s > *out ? s : *out;
   }
   return st;
@@ -728,9 +735,11 @@ static int node_figures(const pb_work *W, uint64_t resident, const live_sums *L,
 }
 
 /* The per-node rule over every node, then the min cuts and the end-step
- * cut rules; *out is raised to the best. */
-static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
-                           fp_error *err) {
+ * cut rules, each figure less what in-place takeovers may save at its
+ * step (capx[x] at step(x), `global` at the end steps); *out is raised
+ * to the best. */
+static fp_status node_rule(pb_work *W, uint64_t resident, const uint64_t *capx,
+                           uint64_t global, uint64_t *out, fp_error *err) {
   live_sums L = {0};
   node_val *vals = malloc(((size_t)W->n + 1) * sizeof *vals);
   fp_status st = FP_OK;
@@ -739,12 +748,14 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
     goto done;
   }
-  for (int32_t x = 0; x < W->n; x++)
+  for (int32_t x = 0; x < W->n; x++) {
+    vals[x].val = sub_cap(vals[x].val, capx[x]);
     *out = vals[x].val > *out ? vals[x].val : *out;
-  uint64_t ends = end_cut_bound(W, resident, &L);
+  }
+  uint64_t ends = sub_cap(end_cut_bound(W, resident, &L), global);
   *out = ends > *out ? ends : *out;
   if (graph_size(W->g) <= PB_MAX_CUT_SIZE)
-    st = min_cut_rule(W, resident, vals, out, err);
+    st = min_cut_rule(W, resident, vals, capx, out, err);
 done:
   free(vals);
   live_sums_free(&L);
@@ -757,28 +768,135 @@ static bool node_rule_affordable(const fp_graph *g) {
   return n <= PB_MAX_NODES && n * graph_items(g) <= PB_MAX_WORK;
 }
 
+/* Node v's most in-place saving: the bytes of the distinct buffers its
+ * pairs write (each output takes over one storage at most). */
+static uint64_t node_inplace_cap(const fp_graph *g, int32_t v) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+  uint64_t cap = 0;
+  for (int32_t k = 0; k < m; k++) {
+    bool seen = false;
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = pr[j].write == pr[k].write;
+    cap += seen ? 0 : fp_graph_buffer(g, pr[k].write)->bytes;
+  }
+  return cap;
+}
+
+static int cmp_u64_desc(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size) {
+  int32_t n = fp_graph_node_count(g), k = max_fusion_size;
+  if (fp_graph_inplace_count(g) == 0)
+    return 0;
+  k = k > 0 ? k : fp_graph_max_fusion_size(g);
+  uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap), sum = 0;
+  for (int32_t v = 0; v < n; v++) {
+    uint64_t c = node_inplace_cap(g, v);
+    sum += c;
+    if (cap)
+      cap[v] = c;
+  }
+  if (!cap || k >= n) /* no memory: every node's, still an upper bound */
+    goto done;
+  qsort(cap, (size_t)n, sizeof *cap, cmp_u64_desc);
+  sum = 0;
+  for (int32_t v = 0; v < k; v++)
+    sum += cap[v];
+done:
+  free(cap);
+  return sum;
+}
+
+/* Work (node pairs) past which step_caps gives every step the global
+ * cap. */
+#define PB_CAP_WORK 4000000.0
+
+/* capx[x]: the most in-place takeovers can save at step(x): x's own
+ * saving plus the k - 1 largest of the nodes that may share x's group
+ * (compatible, and neither strictly before the other); `global` for all
+ * when that costs too much.  0, or -1 out of memory. */
+static int step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
+  int32_t n = W->n, np = 0;
+  uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap);
+  uint64_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+  int32_t *with = malloc(((size_t)n + 1) * sizeof *with);
+  if (!cap || !tmp || !with) {
+    free(cap);
+    free(tmp);
+    free(with);
+    return -1;
+  }
+  for (int32_t v = 0; v < n; v++)
+    if ((cap[v] = node_inplace_cap(W->g, v)) > 0)
+      with[np++] = v;
+  for (int32_t x = 0; x < n; x++) {
+    int32_t m = 0;
+    capx[x] = global;
+    if ((double)n * np > PB_CAP_WORK)
+      continue;
+    for (int32_t j = 0; j < np; j++) {
+      int32_t u = with[j];
+      if (u != x && may_share(W, x, u) && !bit(W->strict, W->words, x, u) &&
+          !bit(W->strict, W->words, u, x))
+        tmp[m++] = cap[u];
+    }
+    qsort(tmp, (size_t)m, sizeof *tmp, cmp_u64_desc);
+    capx[x] = cap[x];
+    for (int32_t j = 0; j < m && j < W->k - 1; j++)
+      capx[x] += tmp[j];
+  }
+  free(cap);
+  free(tmp);
+  free(with);
+  return 0;
+}
+
+/* The step-0, last-step and per-node rules (without the resident and
+ * floor bytes' max), each less what in-place takeovers may save at its
+ * step.  The step-0 and last-step sums need no such term: they count
+ * only freeable inputs, or only produced outputs, and a takeover (i, o)
+ * that removes o from such a sum leaves i, which is neither, holding
+ * o's bytes. */
+static fp_status rules_bound(const fp_graph *g, int32_t max_fusion_size,
+                             uint64_t *out, fp_error *err) {
+  uint64_t resident = fp_graph_resident_bytes(g);
+  uint64_t global = fp_inplace_step_cap(g, max_fusion_size);
+  *out = resident + end_steps_bound(g);
+  if (!node_rule_affordable(g))
+    return FP_OK;
+  pb_work W;
+  uint64_t best = *out;
+  uint64_t *capx = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *capx);
+  fp_status st = capx ? work_build(&W, g, max_fusion_size, err)
+                      : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (!capx)
+    return st;
+  if (st == FP_OK && step_caps(&W, global, capx) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+  if (st == FP_OK)
+    st = node_rule(&W, resident, capx, global, &best, err);
+  if (st == FP_OK)
+    *out = best;
+  work_free(&W);
+  free(capx);
+  return st;
+}
+
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err) {
   if (fp_arg_graph(g, "peak bound", err) != FP_OK ||
       fp_arg_ptr(out, "peak bound", "out", err) != FP_OK)
     return FP_EARG;
-  uint64_t resident = fp_graph_resident_bytes(g);
-  int32_t n = fp_graph_node_count(g);
+  uint64_t resident = fp_graph_resident_bytes(g), rules = 0;
   *out = floor_bytes > resident ? floor_bytes : resident;
-  if (n == 0)
+  if (fp_graph_node_count(g) == 0)
     return FP_OK;
-  uint64_t ends = resident + end_steps_bound(g);
-  *out = ends > *out ? ends : *out;
-  if (!node_rule_affordable(g))
-    return FP_OK;
-  pb_work W;
-  uint64_t best = *out;
-  fp_status st = work_build(&W, g, max_fusion_size, err);
-  if (st == FP_OK)
-    st = node_rule(&W, resident, &best, err);
-  if (st == FP_OK)
-    *out = best;
-  work_free(&W);
+  fp_status st = rules_bound(g, max_fusion_size, &rules, err);
+  *out = rules > *out ? rules : *out;
   return st;
 }
 
@@ -1132,7 +1250,10 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
   *n_pairs = 0;
   if (fp_arg_graph(g, "peak restrict", err) != FP_OK)
     return FP_EARG;
-  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE)
+  /* The pair rules see live memory before in-place takeovers, which may
+   * let a grouping under the limit: none on such graphs (sound). */
+  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE ||
+      fp_graph_inplace_count(g) > 0)
     return FP_OK;
   fp_graph *owned = NULL; /* the restricted graph so far */
   fp_status st = FP_OK;
