@@ -270,6 +270,8 @@ uint64_t fp_inplace_node_applied(const fp_graph *g, int32_t v,
                                  fp_step_where where, const void *ctx) {
   int32_t m;
   const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+  if (!where)
+    return 0;
   uint64_t used = 0; /* bit k: pair k applied (FP_MAX_INPLACE_PER_NODE) */
   for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++) {
     bool free_ = inplace_applies(g, v, pr[k], where, ctx);
@@ -305,6 +307,8 @@ static int where_step(const void *ctx, int32_t u) {
 
 uint64_t fp_inplace_plan_applied(const fp_graph *g, const int32_t *step,
                                  int32_t v) {
+  if (!step || !fp_graph_node(g, v))
+    return 0;
   step_at a = {step, step[v]};
   return fp_inplace_node_applied(g, v, where_step, &a);
 }

@@ -73,8 +73,8 @@ typedef int (*fp_step_where)(const void *ctx, int32_t u);
  * step), every other reader of i runs before this step, o is materialized
  * (an output, unread, or read after this step), and neither i nor o went
  * to an earlier applied pair of v; each applied pair saves o's bytes.
- * `where` places nodes relative to v's step.  0 for a bad v.  Never
- * fails. */
+ * `where` places nodes relative to v's step.  0 for a bad v or a NULL
+ * where.  Never fails. */
 uint64_t fp_inplace_node_saving(const fp_graph *g, int32_t v,
                                 fp_step_where where, const void *ctx);
 
@@ -84,7 +84,7 @@ uint64_t fp_inplace_node_applied(const fp_graph *g, int32_t v,
                                  fp_step_where where, const void *ctx);
 
 /* fp_inplace_node_applied for node v in a plan whose node steps are
- * step[] (one per node). */
+ * step[] (one per node).  0 for a NULL graph or step, or a bad v. */
 uint64_t fp_inplace_plan_applied(const fp_graph *g, const int32_t *step,
                                  int32_t v);
 

@@ -218,8 +218,8 @@ typedef struct fp_inplace {
  * more than FP_MAX_INPLACE_PER_NODE pairs, or a pair shares its read with
  * another pair of v and its written buffer with a third (v's pairs that
  * share buffers must form stars: one read to several writes, or several
- * reads to one write, as Inductor's one-output rule gives).  FP_EARG once finalized;
- * FP_ENOMEM. */
+ * reads to one write, as Inductor's one-output rule gives).  FP_EARG
+ * once finalized; FP_ENOMEM. */
 fp_status fp_graph_add_inplace(fp_graph *g, int32_t v, int32_t read,
                                int32_t write, fp_error *err);
 

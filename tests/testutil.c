@@ -229,6 +229,35 @@ const char tu_chain3_json[] =
     "   'writes': ['y']}],"
     " 'outputs': ['y']}";
 
+/* tu_chain3_json with each node writing in place over what it reads. */
+static const char inplace_chain_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'ipchain',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
+    "   'freeable': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}%s],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1'], 'inplace': [['x', 't1']]},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2'], 'inplace': [['t1', 't2']]},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
+    "   'writes': ['y'], 'inplace': [['t2', 'y']]}%s],"
+    " 'outputs': ['y'%s]}";
+
+fp_graph *tu_inplace_chain(bool late, bool plain) {
+  char doc[1500], *f;
+  snprintf(doc, sizeof doc, inplace_chain_json,
+           late ? ", {'name': 'z', 'bytes': 10}" : "",
+           late ? ", {'name': 'd', 'kind': 'extern', 'reads': ['x'],"
+                  " 'writes': ['z']}"
+                : "",
+           late ? ", 'z'" : "");
+  while (plain && (f = strstr(doc, "'inplace'")))
+    memcpy(f, "'unknown'", 9);
+  return tu_graph(doc);
+}
+
 fp_graph *tu_generated(int family, int32_t size, uint64_t seed) {
   fp_gen_params prm;
   fp_graph *g = NULL;

@@ -300,37 +300,6 @@ END_TEST
 
 /* ---- in-place takeovers (docs/cost-model.md, "In-place kernels") ----- */
 
-/* tu_chain3_json with each node writing in place over what it reads. */
-static const char inplace_chain_json[] =
-    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'ipchain',"
-    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
-    "   'freeable': true},"
-    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
-    "  {'name': 'y', 'bytes': 1000}%s],"
-    " 'nodes': ["
-    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
-    "   'writes': ['t1'], 'inplace': [['x', 't1']]},"
-    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
-    "   'writes': ['t2'], 'inplace': [['t1', 't2']]},"
-    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
-    "   'writes': ['y'], 'inplace': [['t2', 'y']]}%s],"
-    " 'outputs': ['y'%s]}";
-
-/* The chain, plus (late) a node d that reads x after c; without pairs
- * (plain) when the field is renamed (an unknown field is ignored). */
-static fp_graph *inplace_chain(bool late, bool plain) {
-  char doc[1500], *f;
-  snprintf(doc, sizeof doc, inplace_chain_json,
-           late ? ", {'name': 'z', 'bytes': 10}" : "",
-           late ? ", {'name': 'd', 'kind': 'extern', 'reads': ['x'],"
-                  " 'writes': ['z']}"
-                : "",
-           late ? ", 'z'" : "");
-  while (plain && (f = strstr(doc, "'inplace'")))
-    memcpy(f, "'unknown'", 9);
-  return tu_graph(doc);
-}
-
 /* Each step's live bytes of plan `plan` against want[]. */
 static void expect_live(const fp_graph *g, const char *plan,
                         const uint64_t *want) {
@@ -350,8 +319,8 @@ static void expect_live(const fp_graph *g, const char *plan,
  * in-place buffer's bytes (2000 without pairs, tu_chain3_json); traffic
  * does not change. */
 START_TEST(inplace_lowers_the_peak) {
-  fp_graph *g = inplace_chain(false, false),
-           *plain = inplace_chain(false, true);
+  fp_graph *g = tu_inplace_chain(false, false),
+           *plain = tu_inplace_chain(false, true);
   expect(g, "a | b | c", 6000, 1000);
   static const uint64_t eager[] = {1000, 1000, 1000};
   expect_live(g, "a | b | c", eager);
@@ -367,12 +336,12 @@ END_TEST
  * so neither (x, t1) nor (t1, t2) is taken); x read again later by d (x
  * does not die at a's step). */
 START_TEST(inplace_needs_a_dying_input_and_a_materialized_output) {
-  fp_graph *g = inplace_chain(false, false);
+  fp_graph *g = tu_inplace_chain(false, false);
   static const uint64_t fused[] = {2000, 1000};
   expect_live(g, "a b | c", fused); /* step 1: (t2, y) still applies */
   expect(g, "a b | c", 4000, 2000);
   fp_graph_destroy(g);
-  g = inplace_chain(true, false);
+  g = tu_inplace_chain(true, false);
   /* step 0: x + t1 (x read by d later); 1: x + t2 over t1; 2: x + y over
    * t2; 3: x + y + z */
   static const uint64_t late[] = {2000, 2000, 2000, 2010};
