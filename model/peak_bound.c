@@ -815,29 +815,113 @@ done:
  * cap. */
 #define PB_CAP_WORK 4000000.0
 
+/* Iteration classes class_caps handles at most (past them: the global
+ * cap). */
+#define PB_CAP_CLASSES 512
+
+/* The class of non-extern node v among the reps so far (kind, numel,
+ * rnumel), added when new; -1 past PB_CAP_CLASSES. */
+static int32_t node_class(const fp_graph *g, int32_t v, int32_t *rep,
+                          int32_t *nc) {
+  const fp_node *a = fp_graph_node(g, v);
+  for (int32_t c = 0; c < *nc; c++) {
+    const fp_node *b = fp_graph_node(g, rep[c]);
+    if (a->kind == b->kind && a->numel == b->numel && a->rnumel == b->rnumel)
+      return c;
+  }
+  if (*nc == PB_CAP_CLASSES)
+    return -1;
+  rep[*nc] = v;
+  return (*nc)++;
+}
+
+/* The k largest savings (desc) over the nodes with pairs whose class is
+ * compatible with class c, into top (k entries, 0-padded). */
+static void class_top(const pb_work *W, const uint64_t *cap,
+                      const int32_t *with, int32_t np, const int32_t *cls,
+                      const int32_t *rep, int32_t c, int32_t k, uint64_t *tmp,
+                      uint64_t *top) {
+  int32_t m = 0;
+  const fp_node *a = fp_graph_node(W->g, rep[c]);
+  for (int32_t j = 0; j < np; j++) {
+    int32_t u = with[j];
+    if (cls[u] >= 0 && fp_iter_compatible(a, fp_graph_node(W->g, rep[cls[u]])))
+      tmp[m++] = cap[u];
+  }
+  qsort(tmp, (size_t)m, sizeof *tmp, cmp_u64_desc);
+  for (int32_t j = 0; j < k; j++)
+    top[j] = j < m ? tmp[j] : 0;
+}
+
+/* step_caps past PB_CAP_WORK: a node that may share x's group is of an
+ * iteration class compatible with x's (fp_iter_compatible depends on
+ * kind, numel and rnumel alone), so the k largest savings over those
+ * classes, x's own taken out once, bound what they add.  Weaker than the
+ * pairwise rule (order and unfusible pairs ignored), still an upper
+ * bound.  0 (capx untouched past PB_CAP_CLASSES), or -1 out of memory. */
+static int class_caps(const pb_work *W, const uint64_t *cap,
+                      const int32_t *with, int32_t np, uint64_t *capx) {
+  /* k: the entries kept per class (more than np + 1 add only zeros) */
+  int32_t n = W->n, nc = 0, k = W->k < np + 1 ? W->k : np + 1, rc = -1;
+  int32_t *cls = malloc(((size_t)n + 1) * sizeof *cls);
+  int32_t *rep = malloc((PB_CAP_CLASSES + 1) * sizeof *rep);
+  uint64_t *tmp = malloc(((size_t)np + 1) * sizeof *tmp), *top = NULL;
+  if (!cls || !rep || !tmp)
+    goto done;
+  rc = 0;
+  for (int32_t v = 0; v < n; v++) {
+    bool ext = fp_graph_node(W->g, v)->kind == FP_KIND_EXTERN;
+    if (!ext && (cls[v] = node_class(W->g, v, rep, &nc)) < 0)
+      goto done; /* too many classes: the global cap stays */
+    cls[v] = ext ? -1 : cls[v];
+  }
+  if (!(top = malloc(((size_t)nc * k + 1) * sizeof *top))) {
+    rc = -1;
+    goto done;
+  }
+  for (int32_t c = 0; c < nc; c++)
+    class_top(W, cap, with, np, cls, rep, c, k, tmp, top + (size_t)c * k);
+  for (int32_t x = 0; x < n; x++) {
+    const uint64_t *t = cls[x] < 0 ? NULL : top + (size_t)cls[x] * k;
+    bool skip = cap[x] > 0; /* x's own entry, once */
+    capx[x] = cap[x];
+    for (int32_t j = 0, used = 0; t && j < k && used < k - 1; j++) {
+      if (skip && t[j] == cap[x]) {
+        skip = false;
+        continue;
+      }
+      capx[x] += t[j];
+      used++;
+    }
+  }
+done:
+  free(cls);
+  free(rep);
+  free(tmp);
+  free(top);
+  return rc;
+}
+
 /* capx[x]: the most in-place takeovers can save at step(x): x's own
  * saving plus the k - 1 largest of the nodes that may share x's group
- * (compatible, and neither strictly before the other); `global` for all
- * when that costs too much.  0, or -1 out of memory. */
+ * (compatible, and neither strictly before the other); past PB_CAP_WORK
+ * node pairs, class_caps' weaker figure, or `global`.  0, or -1 out of
+ * memory. */
 static int step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
   int32_t n = W->n, np = 0;
   uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap);
   uint64_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
   int32_t *with = malloc(((size_t)n + 1) * sizeof *with);
-  if (!cap || !tmp || !with) {
-    free(cap);
-    free(tmp);
-    free(with);
-    return -1;
-  }
-  for (int32_t v = 0; v < n; v++)
+  int rc = cap && tmp && with ? 0 : -1;
+  for (int32_t v = 0; rc == 0 && v < n; v++)
     if ((cap[v] = node_inplace_cap(W->g, v)) > 0)
       with[np++] = v;
-  for (int32_t x = 0; x < n; x++) {
-    int32_t m = 0;
+  for (int32_t x = 0; rc == 0 && x < n; x++)
     capx[x] = global;
-    if ((double)n * np > PB_CAP_WORK)
-      continue;
+  if (rc == 0 && (double)n * np > PB_CAP_WORK)
+    rc = class_caps(W, cap, with, np, capx);
+  for (int32_t x = 0; rc == 0 && (double)n * np <= PB_CAP_WORK && x < n; x++) {
+    int32_t m = 0;
     for (int32_t j = 0; j < np; j++) {
       int32_t u = with[j];
       if (u != x && may_share(W, x, u) && !bit(W->strict, W->words, x, u) &&
@@ -852,7 +936,7 @@ static int step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
   free(cap);
   free(tmp);
   free(with);
-  return 0;
+  return rc;
 }
 
 /* The step-0, last-step and per-node rules (without the resident and
