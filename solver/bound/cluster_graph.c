@@ -390,6 +390,7 @@ fp_status cluster_guide(const fp_graph *g, const int32_t *of, int32_t count,
   cluster_build B;
   int32_t *start = NULL, *list = NULL;
   fp_status st = FP_OK;
+  memset(&B, 0, sizeof B); /* freed below even when the guide's malloc fails */
   *complete = false;
   *guide = solver_lt_guide_create();
   if (!*guide || cluster_build_init(&B, g) != 0 ||

@@ -101,6 +101,7 @@ typedef struct lt_levels {
 } lt_levels;
 
 typedef struct lt_search {
+  const fp_graph *g; /* the graph searched (its in-place pairs) */
   lt_graph X;
   lt_table T;
   lt_levels L;
@@ -566,13 +567,18 @@ static void undo_to(lt_search *S, int64_t mark) {
  * with peaks only when the step's live bytes fit the limit. */
 static void step(lt_search *S, lt_mask d, lt_mask s2, uint64_t cost,
                  uint64_t writes) {
-  if (S->pull)
+  if (S->pull) {
     pull(S, d | s2, cost);
-  else if (!S->peaks)
+    return;
+  }
+  if (!S->peaks) {
     relax(S, d | s2, d, cost, 0);
-  else if (S->live0 + writes <= S->limit)
-    relax(S, d | s2, d, cost,
-          S->live0 + writes > S->dpeak ? S->live0 + writes : S->dpeak);
+    return;
+  }
+  /* The step's in-place takeovers (model/eval.c) depend on d and s2. */
+  uint64_t live = S->live0 + writes - fp_inplace_mask_saving(S->g, d, s2);
+  if (live <= S->limit)
+    relax(S, d | s2, d, cost, live > S->dpeak ? live : S->dpeak);
 }
 
 /* Every legal group leaving state d (u: its unscheduled nodes) that
@@ -697,6 +703,7 @@ static fp_status search_init(lt_search *S, const fp_graph *g, int32_t k,
   S->cancel = cancel;
   S->upper = upper;
   S->nb = fp_graph_buffer_count(g);
+  S->g = g;
   if (lt_graph_init(&S->X, g, k) != 0)
     return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
   if (table_init(&S->T, 64) != 0) {
