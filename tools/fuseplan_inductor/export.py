@@ -739,7 +739,7 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  which: Sequence[str] = ("fwd", "bwd"),
                  extra: dict[str, Any] | None = None,
                  whole_step: str | None = None,
-                 oracle_samples: int = 0, inplace_pairs: bool = False) -> list[Exported]:
+                 oracle_samples: int = 0, inplace_pairs: bool = True) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
@@ -866,10 +866,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="ask Inductor about N random groups of 2-6 nodes that fuseplan's "
                     "rules call legal and record the disagreements in the graph's "
                     f"meta.oracle (default {oracle.DEFAULT_SAMPLES}; 0: off)")
-    ap.add_argument("--inplace", action="store_true",
+    ap.add_argument("--inplace", action=argparse.BooleanOptionalAction, default=True,
                     help="write each kernel node's in-place pairs (node field inplace, "
                     "graph format version 3): the inputs whose storage Inductor may "
-                    "write its output over")
+                    "write its output over, which the evaluator counts once "
+                    "(default: on; --no-inplace writes none)")
     args = ap.parse_args(argv)
     ctx = fake_tensors() if args.fake else contextlib.nullcontext()
     with ctx:
