@@ -481,6 +481,107 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
   return st;
 }
 
+/* The step bound's partitions: linked, of these cluster sizes (plus the
+ * priced node), the best sum kept.  Which size bounds most depends on
+ * where a partition cuts the graph, not on the size (efficientnet_b0.fwd
+ * at its plan's peak step: 11,392 bytes under the plan at 8 nodes, 3,584
+ * at 12, 37,632 at 16, 3,072 at 20, 6,912 at 24); each takes 0.01-0.2 s
+ * on the real graphs.  Partitions in consecutive pieces separate the
+ * batch-norm statistics from the running-mean updates that read them
+ * and bound far less (168,064 bytes under at every size). */
+static const int32_t step_sizes[] = {8, 12, 16, 20, 24};
+#define N_STEP_SIZES 5
+
+/* The least of share + weight x (live bytes of its buffers at the step
+ * running x) over the plans of cluster c's graph with x made a member,
+ * into *term when the search finishes and that is more (*term: a bound
+ * the caller already has on the share alone, which the price only
+ * raises).  FP_OK or an error of the build or the search. */
+static fp_status step_term(cluster_build *B, int32_t c, int32_t k, int32_t x,
+                           uint64_t weight, double deadline,
+                           const volatile sig_atomic_t *cancel, uint64_t *term,
+                           fp_error *err) {
+  fp_status st = cluster_build_graph(B, c, k, err);
+  solver_lt_limits lim;
+  solver_lt_limits_init(&lim);
+  for (int32_t i = 0; st == FP_OK && i < B->count; i++)
+    lim.at_node = B->members[i] == x ? i : lim.at_node;
+  lim.at_weight = weight;
+  double now = fp_clock_now();
+  double end = now + CLUSTER_TIME < deadline ? now + CLUSTER_TIME : deadline;
+  solver_lt_result r = {0};
+  if (st == FP_OK && lim.at_node >= 0 && B->count <= SOLVER_LT_MAX_NODES)
+    st =
+        solver_least_traffic_guided(B->sg, k, &lim, NULL, CLUSTER_SEARCH_BUDGET,
+                                    end, cancel, NULL, &r, err);
+  if (st == FP_OK && r.solved && r.traffic > *term)
+    *term = r.traffic;
+  fp_graph_destroy(B->sg);
+  B->sg = NULL;
+  return st;
+}
+
+/* The sum of step_term over the clusters of C (each at least the
+ * structural bound of its buffers), into *sum.  FP_OK or an error. */
+static fp_status step_sum(const fp_graph *g, const solver_clusters *C,
+                          int32_t k, int32_t x, uint64_t weight,
+                          double deadline, const volatile sig_atomic_t *cancel,
+                          uint64_t *sum, fp_error *err) {
+  cluster_build B;
+  memset(&B, 0, sizeof B); /* cluster_build_free is safe on it */
+  uint64_t *per_buffer =
+      malloc(((size_t)fp_graph_buffer_count(g) + 1) * sizeof *per_buffer);
+  fp_status st = per_buffer && cluster_build_init(&B, g) == 0
+                     ? fp_graph_buffer_traffic_bounds(g, per_buffer, err)
+                     : fp_error_set(err, FP_ENOMEM, "out of memory");
+  *sum = 0;
+  B.of = C->of;
+  B.size = C->size;
+  B.extra = x;
+  for (int32_t c = 0; st == FP_OK && c < C->count; c++) {
+    uint64_t term = buffers_bound(C, c, per_buffer);
+    B.bufs = C->list + C->start[c];
+    B.n_bufs = C->start[c + 1] - C->start[c];
+    if (fp_clock_now() < deadline && !(cancel && *cancel))
+      st = step_term(&B, c, k, x, weight, deadline, cancel, &term, err);
+    *sum += term;
+  }
+  cluster_build_free(&B);
+  free(per_buffer);
+  return st;
+}
+
+fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
+                            int32_t x, uint64_t weight, double time_s,
+                            double *bound, fp_error *err) {
+  double deadline = fp_clock_now() + time_s;
+  uint64_t limit = prm->limits.peak, best = 0;
+  *bound = 0;
+  if (prm->objective != FP_OBJECTIVE_TRAFFIC || limit == FP_NO_LIMIT || x < 0 ||
+      x >= fp_graph_node_count(g) || time_s <= 0)
+    return FP_OK;
+  fp_status st = limit ? FP_OK : solver_eager_peak(g, &limit, err);
+  /* Every plan within the limit holds at most `room` bytes of the
+   * clusters' buffers during the step running x. */
+  uint64_t res = fp_graph_resident_bytes(g), room = limit - res;
+  for (int i = 0; st == FP_OK && limit >= res && i < N_STEP_SIZES &&
+                  fp_clock_now() < deadline && !(prm->cancel && *prm->cancel);
+       i++) {
+    solver_clusters C = {0};
+    uint64_t sum = 0;
+    if (solver_clusters_make(g, step_sizes[i], false, &C) != 0)
+      st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    else
+      st = step_sum(g, &C, fp_limits_fusion_size(&prm->limits, g), x, weight,
+                    deadline, prm->cancel, &sum, err);
+    if (st == FP_OK && sum > weight * room && sum - weight * room > best)
+      best = sum - weight * room;
+    solver_clusters_free(&C);
+  }
+  *bound = (double)best;
+  return st;
+}
+
 /* Groups the guided search of solver_exact_traffic, and each part of its
  * guide, may examine: a few seconds each on this project's machine. */
 #define EXACT_SEARCH_BUDGET 200000000
