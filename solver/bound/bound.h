@@ -57,13 +57,15 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
  * - w x (limit - resident); the first sum splits over the clusters of a
  * partition of the buffers, each bounded by the least of share + w x its
  * buffers' bytes live at x's step over the plans of its cluster graph
- * with x made a member (least_traffic.h, at_node).  Within time_s
+ * with x made a member (least_traffic.h, at_node), pairs of clusters
+ * sharing a node priced as one where that gains.  Partitions are tried
+ * until the bound reaches `target` (INFINITY: all), within time_s
  * seconds (clusters past it count their structural bound).  *bound: 0
  * when there is nothing to say (no limit, another objective).  FP_OK,
  * FP_ENOMEM or FP_EINTERNAL (the evaluator disagrees with a search). */
 fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
-                            int32_t x, uint64_t weight, double time_s,
-                            double *bound, fp_error *err);
+                            int32_t x, uint64_t weight, double target,
+                            double time_s, double *bound, fp_error *err);
 
 /* The lexicographic optimum (least traffic, then least peak) among the
  * legal plans of g within prm's peak limit (0: the eager peak;

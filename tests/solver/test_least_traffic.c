@@ -15,6 +15,7 @@
  * traffic within the eager peak, while it rises above the unlimited
  * least traffic on some graphs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -493,8 +494,9 @@ START_TEST(step_bound_at_most_the_optimum) {
       for (uint64_t w = 1; w <= 2; w++) {
         double b = -1;
         fp_error err;
-        ck_assert_msg(solver_step_bound(g, &prm, x, w, 10, &b, &err) == FP_OK,
-                      "%s", err.msg);
+        ck_assert_msg(
+            solver_step_bound(g, &prm, x, w, INFINITY, 10, &b, &err) == FP_OK,
+            "%s", err.msg);
         ck_assert_msg(b >= 0 && b <= (double)opt,
                       "graph %d node %d weight %llu: bound %.0f > %llu", i, x,
                       (unsigned long long)w, b, (unsigned long long)opt);
@@ -516,15 +518,15 @@ START_TEST(step_bound_nothing_to_say) {
   fp_error err;
   double b = -1;
   prm.limits.peak = FP_NO_LIMIT;
-  ck_assert(solver_step_bound(g, &prm, 0, 1, 10, &b, &err) == FP_OK);
+  ck_assert(solver_step_bound(g, &prm, 0, 1, INFINITY, 10, &b, &err) == FP_OK);
   ck_assert(b == 0);
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_PEAK;
-  ck_assert(solver_step_bound(g, &prm, 0, 1, 10, &b, &err) == FP_OK);
+  ck_assert(solver_step_bound(g, &prm, 0, 1, INFINITY, 10, &b, &err) == FP_OK);
   ck_assert(b == 0);
   fp_ilp_params_init(&prm);
-  ck_assert(solver_step_bound(g, &prm, fp_graph_node_count(g), 1, 10, &b,
-                              &err) == FP_OK);
+  ck_assert(solver_step_bound(g, &prm, fp_graph_node_count(g), 1, INFINITY, 10,
+                              &b, &err) == FP_OK);
   ck_assert(b == 0);
   fp_graph_destroy(g);
 }
