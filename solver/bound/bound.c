@@ -587,7 +587,8 @@ static int shared_pairs(const fp_graph *g, const solver_clusters *C,
         if (push_pair(P, n, &cap, cl[i], cl[j]) != 0)
           return -1;
   }
-  qsort(*P, (size_t)*n, sizeof **P, by_pair);
+  if (*n > 1) /* qsort takes no NULL, even for nothing */
+    qsort(*P, (size_t)*n, sizeof **P, by_pair);
   int32_t u = 0;
   for (int32_t i = 0; i < *n; i++)
     if (u == 0 || by_pair(&(*P)[u - 1], &(*P)[i]) != 0)
@@ -677,7 +678,8 @@ static fp_status step_merge(const fp_graph *g, cluster_build *B,
           union_term(B, C, list, a, b, k, x, weight, deadline, cancel, &t, err);
     P[i].gain = t - terms[a] - terms[b];
   }
-  qsort(P, (size_t)n, sizeof *P, by_gain_desc);
+  if (n > 1)
+    qsort(P, (size_t)n, sizeof *P, by_gain_desc);
   for (int32_t i = 0; st == FP_OK && i < n && P[i].gain > 0; i++)
     if (!used[P[i].a] && !used[P[i].b]) {
       used[P[i].a] = used[P[i].b] = 1;

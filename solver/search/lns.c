@@ -97,6 +97,9 @@
  * plan (efficientnet_b0.fwd, mobilenetv3_large_100.fwd, mobilevit_s.fwd),
  * about 2 s where it cannot (levit_128.fwd, 576 bytes short). */
 #define STEP_BOUND_SHARE 0.1
+/* ... at most this many times a run: where the peak step keeps moving
+ * (large graphs), each try would take that share again. */
+#define STEP_BOUND_TRIES 3
 /* Groups the exact least-traffic search may examine on one window before
  * its ILP runs instead (about 0.05 s). */
 #define WINDOW_SEARCH_BUDGET 2000000
@@ -138,6 +141,7 @@ typedef struct lns {
   bool both_proven;    /* the exact search gave the lexicographic optimum */
   bool exact_tried;    /* exact_again ran */
   int32_t step_x;      /* the node the step bound last priced (-1: none) */
+  int step_tries;      /* step bounds computed (at most STEP_BOUND_TRIES) */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */
@@ -880,21 +884,27 @@ static fp_status exact_again(lns *L, fp_error *err) {
  * traffic; pricing the bytes at that step can.  FP_OK or an error of
  * the bound. */
 static fp_status step_bound(lns *L, fp_error *err) {
+  double v = fp_objective_value(L->prm, &L->cur_m);
+  /* Only where the limit may be what holds the plan: its peak within
+   * the gap of the limit (gpt2-triton.fwd: 16 KB under it, 4 KB of gap,
+   * and a better plan exists). */
   if (L->prm->objective != FP_OBJECTIVE_TRAFFIC || L->peak_cap == FP_NO_LIMIT ||
-      L->cur_m.peak_step < 0 || !level1_open(L) || out_of_time(L))
+      L->cur_m.peak_step < 0 || !level1_open(L) || out_of_time(L) ||
+      L->step_tries >= STEP_BOUND_TRIES ||
+      (double)(L->peak_cap - L->cur_m.peak_bytes) > v - L->bound)
     return FP_OK;
   int32_t len;
   const int32_t *grp = fp_plan_group(L->cur, L->cur_m.peak_step, &len);
   if (len < 1 || grp[0] == L->step_x)
     return FP_OK;
   L->step_x = grp[0];
+  L->step_tries++;
   double left = L->deadline - fp_clock_now(), b = 0;
   double t = STEP_BOUND_SHARE * L->prm->time_limit_s;
   fp_ilp_params q = *L->prm;
   q.limits.peak = L->peak_cap;
   /* Once it reaches the plan's traffic, the plan is proven. */
-  fp_status st = solver_step_bound(L->g, &q, grp[0], 1,
-                                   fp_objective_value(L->prm, &L->cur_m),
+  fp_status st = solver_step_bound(L->g, &q, grp[0], 1, v,
                                    t < left / 2 ? t : left / 2, &b, err);
   if (st == FP_OK && b > L->bound)
     L->bound = b;
