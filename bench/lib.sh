@@ -42,7 +42,8 @@ bench_init() {
 }
 
 # bench_header NAME COMMAND: the section's start marker, its title and
-# one-line purpose (from bench/run.sh's table), the command that
+# one-line purpose (from bench/run.sh's table; no blank line between
+# them, which keeps BENCHMARKS.md under its 400 lines), the command that
 # regenerates it alone, the commit, the UTC date and the machine.
 bench_header() {
   local row title purpose commit cpu
@@ -54,7 +55,6 @@ bench_header() {
   cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')
   echo "<!-- section: $1 -->"
   echo "## ${title:-$1}"
-  echo
   echo "$purpose"
   echo "Command (in the build directory): \`$2\`; commit $commit, $(date -u +%Y-%m-%d), $(nproc) cores (${cpu:-unknown CPU})."
   echo

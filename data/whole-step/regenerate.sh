@@ -28,6 +28,19 @@ if [ "${1:-}" != --table-only ]; then
   $ex llama-d14-w3584-v256k --dtype float32 --name llama-d14-w3584-v256k-fp32
   $ex llama-d14-w3584-v256k --whole-step=sgd --name llama-d14-w3584-v256k-sgd
 fi
+if [ "${1:-}" != --table-only ]; then
+  # with the optimizer: AdamW as torchtitan runs it by default (float32
+  # master weights and moments for the bfloat16 compute, foreach), both
+  # schedulings; on d14 also one parameter at a time (foreach=False) and
+  # without master weights (moments in bfloat16, as torch.optim keeps them
+  # for bfloat16 parameters)
+  for m in llama-d12-w3072-v256k llama-d14-w3584-v256k; do
+    $ex "$m" --whole-step=adamw-master-foreach --name "$m-adamw"
+    $ex "$m" --whole-step=adamw-master-foreach --cpu-backend triton --name "$m-adamw-triton"
+  done
+  $ex llama-d14-w3584-v256k --whole-step=adamw-master --name llama-d14-w3584-v256k-adamw-single
+  $ex llama-d14-w3584-v256k --whole-step=adamw --name llama-d14-w3584-v256k-adamw-bf16
+fi
 
 # the README table: one row per graph (sizes in GB = 10^9 bytes)
 d=${2:-$here}
