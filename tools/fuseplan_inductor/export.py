@@ -775,7 +775,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
-                    "backward (grad, the default), or + an in-place SGD update (sgd)")
+                    "backward (grad, the default), or + an in-place SGD update (sgd) or AdamW "
+                    "step (adamw[-master][-foreach]: optimizer state as graph inputs)")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",
