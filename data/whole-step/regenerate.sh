@@ -41,6 +41,9 @@ if [ "${1:-}" != --table-only ]; then
   done
   $ex llama-d14-w3584-v256k --whole-step=adamw-master --name llama-d14-w3584-v256k-adamw-single
   $ex llama-d14-w3584-v256k --whole-step=adamw --name llama-d14-w3584-v256k-adamw-bf16
+  # batch 8: activations (the 256k-vocabulary logits) outweigh the state
+  $ex llama-d12-w3072-v256k --whole-step=adamw-master-foreach --batch 8 \
+    --name llama-d12-w3072-v256k-b8-adamw
 fi
 
 # the README table: one row per graph (sizes in GB = 10^9 bytes)
