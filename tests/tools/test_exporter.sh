@@ -3,7 +3,7 @@
 # batch norm, linear, layer norm): forward and backward graphs and
 # Inductor's plans are written, load, verify, and fuseplan's evaluator
 # agrees with Inductor's adjusted peak estimate; llama-tiny's whole step
-# (--whole-step --fake) is one graph that says so.
+# (--whole-step --fake, and with an AdamW step) is one graph that says so.
 #
 # Needs a python with torch: $FUSEPLAN_PYTHON, else python3.  Without one
 # the test is skipped (exit 77); CI does not need torch.
@@ -178,6 +178,22 @@ if t_exit 0; then
   t_exit 0
   t_out_has 'whole-step graph (forward + backward)'
   t_run "$FUSEPLAN" verify "$g" "$out/llama-tiny.step.inductor.plan.json"
+  t_exit 0
+fi
+
+# with torchtitan's AdamW step (float32 master weights, foreach) in
+# bfloat16: the optimizer state is in the graph, and Inductor's plan verifies
+t_case 'export llama-tiny --whole-step=adamw-master-foreach --fake'
+t_run "$PY" "$EX" llama-tiny --batch 2 --seq 16 --whole-step=adamw-master-foreach --fake \
+  --dtype bfloat16 --oracle 0 --plain --name adamw --out "$out"
+if t_exit 0; then
+  g=$out/adamw.step.json
+  t_run "$FUSEPLAN" info "$g"
+  t_exit 0
+  t_out_has 'forward + backward + AdamW update (float32 master weights, foreach)'
+  # 15 weights x (master, exp_avg, exp_avg_sq, step) + tokens + targets
+  t_out_has '(62 inputs,'
+  t_run "$FUSEPLAN" verify "$g" "$out/adamw.step.inductor.plan.json"
   t_exit 0
 fi
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import inplace, loops, measure, oracle, prefusion, record
+from . import inplace, loops, measure, optim, oracle, prefusion, record
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -666,7 +666,8 @@ class Exported:
 # whole training steps
 
 # --whole-step mode -> what the step graph holds
-WHOLE_STEP_MODES = {"grad": "forward + backward", "sgd": "forward + backward + SGD update"}
+WHOLE_STEP_MODES = {"grad": "forward + backward", "sgd": "forward + backward + SGD update",
+                    **optim.WHOLE_STEP_MODES}
 SGD_LR = 1e-3
 
 
@@ -678,26 +679,36 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
     whole training step as one graph.  MODE "grad" returns (loss, {name:
     gradient}); "sgd" updates PARAMS in place (p -= SGD_LR * gradient, each
     gradient dead after its update, as an optimizer step frees them) and
-    returns the loss.  Raises ValueError on an unknown MODE."""
+    returns the loss; the adamw modes run optim.py's AdamW step on state
+    created here (inputs of the graph that it mutates) and return the loss.
+    Raises ValueError on an unknown MODE."""
     import torch
     from torch.func import functional_call, grad_and_value
 
     if mode not in WHOLE_STEP_MODES:
         raise ValueError(f"whole-step mode '{mode}': expected one of {', '.join(WHOLE_STEP_MODES)}")
 
+    opt = optim.state_for(mode, step_arguments(model)[0])
+
     def step(params, buffers, *inputs):
-        def loss_of(p):
+        weights = opt.weights(params) if opt is not None else params
+
+        def loss_of(w):
             # the transform refuses in-place updates of tensors from outside
             # it (batch norm's running statistics): update copies, copy back
             bufs = {k: b.clone() for k, b in buffers.items()}
+            p = opt.compute(w, params) if opt is not None else w
             return loss_fn(functional_call(model, {**p, **bufs}, inputs)), bufs
 
-        grads, (loss, bufs) = grad_and_value(loss_of, has_aux=True)(params)
+        grads, (loss, bufs) = grad_and_value(loss_of, has_aux=True)(weights)
         with torch.no_grad():
             for k, b in buffers.items():
                 b.copy_(bufs[k])
             if mode == "grad":
                 return loss, grads
+            if opt is not None:
+                opt.update(weights, grads)
+                return loss
             for k, p in params.items():
                 p.sub_(grads[k], alpha=SGD_LR)
         return loss
@@ -856,7 +867,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
-                    "backward (grad, the default), or + an in-place SGD update (sgd)")
+                    "backward (grad, the default), or + an in-place SGD update (sgd) or AdamW "
+                    "step (adamw[-master][-foreach]: optimizer state as graph inputs)")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",
