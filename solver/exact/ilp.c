@@ -398,6 +398,8 @@ static fp_status second_level(const fp_graph *g, const fp_ilp_params *prm,
   double left = prm->time_limit_s - (fp_clock_now() - t0);
   fp_ilp_params q = *prm;
   *levels = 1;
+  /* The first level may have spent the whole limit: no time, not less. */
+  left = left > 0 ? left : 0;
   /* A bound that already meets the tolerance spares the second solve. */
   fp_status st =
       solver_second_bound(g, prm, m, SECOND_BOUND_SHARE * left, bound2, err);

@@ -225,6 +225,29 @@ START_TEST(illegal_start_is_refused) {
 }
 END_TEST
 
+/* A time limit spent by the first level is an outcome, not an error: with
+ * a limit far shorter than one solve, the second level is handed no time
+ * (it was once handed a negative time, which the bound refused with
+ * FP_EARG), and the answer is still a legal plan. */
+START_TEST(no_time_left_for_the_second_level) {
+  for (int i = 0; i < 20; i++) {
+    tu_rng r = {(uint64_t)(_i * 100 + i) * 2654435761u + 7};
+    fp_graph *g = tu_random_graph(&r, 6, 9);
+    fp_ilp_params prm;
+    exact_params(&prm, i % 2 ? FP_OBJECTIVE_PEAK : FP_OBJECTIVE_TRAFFIC);
+    prm.time_limit_s = 1e-6;
+    fp_plan *p = fp_plan_create();
+    fp_metrics pm;
+    fp_error err;
+    ck_assert_msg(fp_ilp_solve(g, &prm, p, &pm, &err) == FP_OK, "graph %d: %s",
+                  i, err.msg);
+    ck_assert_int_eq(fp_plan_check(g, p, 0, &err), FP_OK);
+    fp_plan_destroy(p);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("solver/lexico");
   TCase *tc = tcase_create("lexico");
@@ -234,6 +257,7 @@ int main(void) {
   tcase_add_test(tc, illegal_start_is_refused);
   tcase_add_loop_test(tc, one_level_stops_at_the_objective, 0, 2);
   tcase_add_loop_test(tc, second_bound_below_lexicographic_optimum, 0, 2);
+  tcase_add_loop_test(tc, no_time_left_for_the_second_level, 0, 2);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
