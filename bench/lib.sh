@@ -41,9 +41,11 @@ bench_init() {
   trap 'rm -rf "$bench_tmp"' EXIT
 }
 
-# bench_header NAME COMMAND: the section's start marker, its title and
-# one-line purpose (from bench/run.sh's table), the command that
-# regenerates it alone, the commit, the UTC date and the machine.
+# bench_header NAME COMMAND: the section's start marker, its title, and
+# one line with its purpose (from bench/run.sh's table), the command that
+# regenerates it alone, the commit, the UTC date and the machine.  No
+# blank line after the title and one line for both: BENCHMARKS.md stays
+# under 400 lines.
 bench_header() {
   local row title purpose commit cpu
   row=$(bash "$srcdir/bench/run.sh" --list | awk -F'|' -v n="$1" '$1 == n')
@@ -54,9 +56,7 @@ bench_header() {
   cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')
   echo "<!-- section: $1 -->"
   echo "## ${title:-$1}"
-  echo
-  echo "$purpose"
-  echo "Command (in the build directory): \`$2\`; commit $commit, $(date -u +%Y-%m-%d), $(nproc) cores (${cpu:-unknown CPU})."
+  echo "$purpose Command (in the build directory): \`$2\`; commit $commit, $(date -u +%Y-%m-%d), $(nproc) cores (${cpu:-unknown CPU})."
   echo
 }
 

@@ -22,6 +22,7 @@ sections() {
 dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds.
 proof|Time to proof|`fuseplan solve GRAPH --time-limit 60` (auto, --gap 0, --gap2 1e-3) on every real graph: wall seconds until it stops, why, each lexicographic level's gap (1: traffic; 2: peak among plans of that traffic).
 pareto|Pareto fronts with proofs|`fuseplan pareto --start INDUCTOR_PLAN` on the graphs where Inductor trades peak for traffic; ratios to eager.
+whole-step|Whole training steps|fuseplan's default answer against Inductor's plan on whole-step graphs (forward + backward + AdamW) at the sizes of pytorch/pytorch #190777 and #190804 (data/whole-step): traffic / peak, bounds, gaps, seconds.
 corpus|Real graphs|Inductor's pre-fusion graphs of real models (data/graphs): traffic x / peak x of each plan against the eager plan, and Inductor's own peak estimate against fuseplan's.
 replica|greedy as a replica of Inductor|Whether greedy (`--order inductor`) forms Inductor's groups and order on every graph of data/graphs and data/exported.
 batch|Gold plans: fuseplan batch|The starter gold dataset (data/gold/manifest): each method against gold, throughput with 1 and 2 jobs, overhead against `fuseplan solve`.
@@ -34,6 +35,7 @@ bounds|What the structural bounds cost|`fuseplan info` (eager plan, traffic boun
 cluster|Gold plans across processes|`fuseplan batch` serial, with --jobs 2 and under mpirun, and a model of 100k items on 64 x 32 cores.
 mpi-lost|A lost worker rank|`mpirun --enable-recovery -np 3 fuseplan batch` with a worker killed (SIGKILL) 3 s in: when rank 0 records the lost item.
 inductor-loop|The loop: plans compiled by Inductor|`python -m fuseplan_inductor run` on corpus models: export, solve, compile with the plans, measure eager, Inductor's and fuseplan's plans on this CPU.
+fidelity|Fidelity: predicted against measured peaks|Per compiled graph and method (eager, Inductor's plan, fuseplan's plan): fuseplan's predicted peak against the peak measured on this CPU (1 thread), the plan-to-plan difference measured and predicted, step time ratios.
 EOF
 }
 list() { sections | grep -v '^#'; }

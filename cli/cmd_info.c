@@ -47,7 +47,7 @@ static void print_json(const fp_graph *g, const graph_stats *s,
          "\"freeable_inputs\": %d, \"outputs\": %d, \"multi_reader_buffers\": "
          "%d, \"unfusible_pairs\": %d, \"max_fusion_size\": %d, "
          "\"total_bytes\": %llu, \"resident_bytes\": %llu, "
-         "\"outside_live_bytes\": %llu, "
+         "\"outside_live_bytes\": %llu, \"inplace_pairs\": %d, "
          "\"eager\": {\"traffic_bytes\": %llu, \"peak_bytes\": %llu, "
          "\"kernels\": %d}, \"lower_bound\": {\"traffic_bytes\": %llu, "
          "\"peak_bytes\": %llu}}\n",
@@ -58,7 +58,7 @@ static void print_json(const fp_graph *g, const graph_stats *s,
          (unsigned long long)s->total_bytes,
          (unsigned long long)fp_graph_resident_bytes(g),
          (unsigned long long)fp_graph_outside_live_bytes(g),
-         (unsigned long long)m->traffic_bytes,
+         (int)fp_graph_inplace_count(g), (unsigned long long)m->traffic_bytes,
          (unsigned long long)m->peak_bytes, (int)m->kernels,
          (unsigned long long)lb->traffic_bytes,
          (unsigned long long)lb->peak_bytes);
@@ -88,6 +88,8 @@ static void print_text(const fp_graph *g, const graph_stats *s,
   /* Every step's live memory counts these too (docs/cost-model.md). */
   printf("outside live     %s  (held when the graph is entered, not read)\n",
          cli_bytes(outside, b1, sizeof b1));
+  /* Pairs an output may take over an input's storage in (cost-model.md). */
+  printf("in-place pairs   %d\n", (int)fp_graph_inplace_count(g));
   printf("eager traffic    %s\n", cli_bytes(m->traffic_bytes, b1, sizeof b1));
   printf("eager peak       %s\n", cli_bytes(m->peak_bytes, b1, sizeof b1));
   printf("traffic bound    %s  (no legal plan moves less)\n",

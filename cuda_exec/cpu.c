@@ -45,23 +45,23 @@ static unsigned char *storage(uint64_t bytes) {
   return malloc(n ? n : 4);
 }
 
-/* Allocates buffer b and counts its declared bytes; -1 when out of
- * memory. */
-static int track_alloc(tracker *tr, const fp_graph *g, int32_t b) {
-  uint64_t bytes = fp_graph_buffer(g, b)->bytes;
-  tr->mem[b] = storage(bytes);
+/* Allocates buffer b and counts its declared bytes (none when it takes
+ * over a storage in place); -1 when out of memory. */
+static int track_alloc(tracker *tr, const fx_sched *s, int32_t b) {
+  tr->mem[b] = storage(fp_graph_buffer(s->g, b)->bytes);
   if (!tr->mem[b])
     return -1;
-  tr->live += bytes;
+  tr->live += fx_alloc_bytes(s, b);
   tr->peak = tr->live > tr->peak ? tr->live : tr->peak;
   return 0;
 }
 
-/* Frees buffer b and uncounts its declared bytes. */
-static void track_free(tracker *tr, const fp_graph *g, int32_t b) {
+/* Frees buffer b and uncounts its declared bytes (none when an output
+ * took its storage over). */
+static void track_free(tracker *tr, const fx_sched *s, int32_t b) {
   free(tr->mem[b]);
   tr->mem[b] = NULL;
-  tr->live -= fp_graph_buffer(g, b)->bytes;
+  tr->live -= fx_free_bytes(s, b);
 }
 
 /* ---- accessors that measure -------------------------------------------- */
@@ -322,7 +322,7 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
   const fx_sched *s = R->s;
   for (int32_t i = s->aoff[t]; i < s->aoff[t + 1]; i++) {
     int32_t b = s->alloc_list[i];
-    if (track_alloc(&R->tr, s->g, b) != 0)
+    if (track_alloc(&R->tr, s, b) != 0)
       return -1;
     if (s->alloc_at[b] < 0)
       fx_fill_input(R->tr.mem[b], fp_graph_buffer(s->g, b)->bytes, R->prm->seed,
@@ -341,7 +341,7 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
   *dt = fp_clock_now() - t0;
   local_free(R, t);
   for (int32_t i = s->foff[t]; i < s->foff[t + 1]; i++)
-    track_free(&R->tr, s->g, s->free_list[i]);
+    track_free(&R->tr, s, s->free_list[i]);
   return 0;
 }
 
@@ -387,7 +387,7 @@ fp_status fx_cpu_run(const fx_sched *s, const fp_exec_params *prm,
   if (s->steps == 0)
     for (int32_t i = s->aoff[0]; i < s->aoff[1]; i++) {
       int32_t b = s->alloc_list[i];
-      if (track_alloc(&R.tr, s->g, b) != 0)
+      if (track_alloc(&R.tr, s, b) != 0)
         goto fail;
       fx_fill_input(R.tr.mem[b], fp_graph_buffer(s->g, b)->bytes, prm->seed, b);
     }

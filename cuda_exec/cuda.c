@@ -219,7 +219,7 @@ static fp_status dev_alloc(gpu_run *G, int32_t b, uint64_t seed,
   void *d = NULL;
   CK(cudaMallocAsync(&d, n ? n : 4, G->stream), "cudaMallocAsync");
   G->dev[b] = d; /* only once it exists: teardown frees what is set */
-  G->live += bytes;
+  G->live += fx_alloc_bytes(G->s, b); /* 0: an in-place takeover */
   G->peak = G->live > G->peak ? G->live : G->peak;
   if (G->s->alloc_at[b] < 0) {
     if (!(host = malloc(n ? n : 4)))
@@ -242,7 +242,7 @@ static fp_status dev_free(gpu_run *G, int32_t b, fp_error *err) {
   fp_status st = FP_OK;
   CK(cudaFreeAsync(G->dev[b], G->stream), "cudaFreeAsync");
   G->dev[b] = NULL;
-  G->live -= fp_graph_buffer(G->s->g, b)->bytes;
+  G->live -= fx_free_bytes(G->s, b);
 fail:
   return st;
 }

@@ -172,6 +172,7 @@ void fx_sched_free(fx_sched *s) {
   free(s->aoff);
   free(s->free_list);
   free(s->foff);
+  free(s->inplace);
   memset(s, 0, sizeof *s);
 }
 
@@ -259,6 +260,28 @@ static int build_lists(fx_sched *s) {
   return 0;
 }
 
+/* Marks the takeovers the evaluator applies (fp_inplace_plan_applied). */
+static void mark_inplace(fx_sched *s) {
+  for (int32_t v = 0; v < s->nodes; v++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(s->g, v, &m);
+    uint64_t on = m ? fp_inplace_plan_applied(s->g, s->step, v) : 0;
+    for (int32_t k = 0; k < m; k++)
+      if (on >> k & 1) {
+        s->inplace[pr[k].write] |= FX_IP_TAKES;
+        s->inplace[pr[k].read] |= FX_IP_HANDS;
+      }
+  }
+}
+
+uint64_t fx_alloc_bytes(const fx_sched *s, int32_t b) {
+  return s->inplace[b] & FX_IP_TAKES ? 0 : fp_graph_buffer(s->g, b)->bytes;
+}
+
+uint64_t fx_free_bytes(const fx_sched *s, int32_t b) {
+  return s->inplace[b] & FX_IP_HANDS ? 0 : fp_graph_buffer(s->g, b)->bytes;
+}
+
 fp_status fx_sched_build(const fp_graph *g, const fp_plan *p, fx_sched *s,
                          fp_error *err) {
   memset(s, 0, sizeof *s);
@@ -274,8 +297,9 @@ fp_status fx_sched_build(const fp_graph *g, const fp_plan *p, fx_sched *s,
   s->where = calloc(nb, 1);
   s->alloc_at = calloc(nb, sizeof *s->alloc_at);
   s->free_after = calloc(nb, sizeof *s->free_after);
+  s->inplace = calloc(nb, 1);
   if (!s->step || !s->gnodes || !s->goff || !s->where || !s->alloc_at ||
-      !s->free_after)
+      !s->free_after || !s->inplace)
     goto fail;
   s->goff[0] = 0;
   for (int32_t t = 0; t < s->steps; t++) {
@@ -290,6 +314,7 @@ fp_status fx_sched_build(const fp_graph *g, const fp_plan *p, fx_sched *s,
   }
   for (int32_t b = 0; b < s->buffers; b++)
     place_buffer(s, b);
+  mark_inplace(s);
   if (build_lists(s) != 0)
     goto fail;
   return FP_OK;

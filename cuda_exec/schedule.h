@@ -47,7 +47,23 @@ typedef struct fx_sched {
   int32_t *aoff;
   int32_t *free_list; /* buffers freed after step t (CSR by foff) */
   int32_t *foff;
+  uint8_t *inplace; /* per buffer: FX_IP_* (in-place takeovers, below) */
 } fx_sched;
+
+/* In-place takeovers (docs/cost-model.md, "In-place kernels"): the
+ * allocator counts o as living in i's storage.  TAKES: the buffer's
+ * allocation adds nothing (it takes over a storage counted already);
+ * HANDS: its free subtracts nothing (its storage lives on as the output
+ * that took it).  The memory itself stays separate: a kernel never reads
+ * a buffer another one of its outputs overwrites. */
+#define FX_IP_TAKES 1
+#define FX_IP_HANDS 2
+
+/* The declared bytes buffer b adds to the live count when it is
+ * allocated (0 when it takes over a storage), and the bytes its free
+ * subtracts (0 when it hands its storage over). */
+uint64_t fx_alloc_bytes(const fx_sched *s, int32_t b);
+uint64_t fx_free_bytes(const fx_sched *s, int32_t b);
 
 /* Builds the schedule of a legal plan (the caller checked it).
  * FP_ENOMEM. */

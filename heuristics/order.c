@@ -224,6 +224,10 @@ int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
     }
   }
   group_memory(g, p, d);
+  if (fp_graph_inplace_count(g) > 0) {
+    d->g = g;
+    d->p = p;
+  }
   if (build_edges(g, p, d, stamp, fill) == 0 && build_items(g, d, stamp) == 0)
     rc = 0;
 done:
@@ -333,18 +337,47 @@ done:
   return rc;
 }
 
+/* Where node u runs for lpmf_saving: ctx is a lpmf_at. */
+typedef struct lpmf_at {
+  const gdag *d;
+  const bool *ran;
+  int32_t t;
+} lpmf_at;
+
+static int lpmf_where(const void *ctx, int32_t u) {
+  const lpmf_at *a = ctx;
+  int32_t s = a->d->gid[u];
+  return s == a->t ? 0 : a->ran[s] ? -1 : 1;
+}
+
+/* The bytes in-place takeovers save at group t's step when it runs after
+ * the groups in ran[] (the evaluator's rule, model/eval.c). */
+static uint64_t lpmf_saving(const gdag *d, const bool *ran, int32_t t) {
+  if (!d->g)
+    return 0;
+  lpmf_at a = {d, ran, t};
+  int32_t len;
+  const int32_t *grp = fp_plan_group(d->p, t, &len);
+  uint64_t s = 0;
+  for (int32_t i = 0; i < len; i++)
+    s += fp_inplace_node_saving(d->g, grp[i], lpmf_where, &a);
+  return s;
+}
+
 /* Picks the LPMF choice among the ready groups (Inductor memory.py): the
- * smallest max(live + alloc, peak so far), then the smallest net growth
- * alloc - to_free, then the smallest member index.  Returns its slot. */
+ * smallest max(live + alloc - in-place saving, peak so far), then the
+ * smallest net growth alloc - to_free, then the smallest member index.
+ * Returns its slot. */
 static int32_t lpmf_pick(const gdag *d, const int32_t *ready, int32_t n_ready,
-                         const uint64_t *to_free, uint64_t live,
-                         uint64_t peak) {
+                         const uint64_t *to_free, const bool *ran,
+                         uint64_t live, uint64_t peak) {
   int32_t best = 0;
   uint64_t bk1 = 0;
   int64_t bk2 = 0;
   for (int32_t i = 0; i < n_ready; i++) {
     int32_t t = ready[i];
-    uint64_t k1 = live + d->alloc[t] > peak ? live + d->alloc[t] : peak;
+    uint64_t now = live + d->alloc[t] - lpmf_saving(d, ran, t);
+    uint64_t k1 = now > peak ? now : peak;
     int64_t k2 = (int64_t)d->alloc[t] - (int64_t)to_free[t];
     if (i == 0 || k1 < bk1 || (k1 == bk1 && k2 < bk2) ||
         (k1 == bk1 && k2 == bk2 && d->tie[t] < d->tie[ready[best]])) {
@@ -395,13 +428,14 @@ int order_lpmf(const gdag *d, int32_t *out) {
   for (int32_t step = 0; step < n; step++) {
     if (n_ready == 0)
       goto done; /* cannot happen on an acyclic DAG */
-    int32_t slot = lpmf_pick(d, ready, n_ready, to_free, live, peak);
+    int32_t slot = lpmf_pick(d, ready, n_ready, to_free, ran, live, peak);
     int32_t t = ready[slot];
     ready[slot] = ready[--n_ready];
     out[step] = t;
+    uint64_t save = lpmf_saving(d, ran, t); /* before t counts as ran */
     ran[t] = true;
     live += d->alloc[t];
-    peak = live > peak ? live : peak;
+    peak = live - save > peak ? live - save : peak;
     live -= to_free[t] < live ? to_free[t] : live;
     for (int32_t j = d->succ_off[t]; j < d->succ_off[t + 1]; j++)
       if (--indeg[d->succ[j]] == 0)

@@ -33,6 +33,11 @@ typedef struct gdag {
                                  the builder says otherwise) */
   uint64_t *dfs_extra;        /* group -> bytes dfs adds to its memory
                                  touched beyond the items (NULL: none) */
+  /* In-place takeovers (docs/cost-model.md): lpmf takes a group's saving
+   * off its step when g is set (gdag_build sets it on graphs with pairs;
+   * Inductor's own estimate, inductor_order.c, has none). */
+  const fp_graph *g;
+  const fp_plan *p;
 } gdag;
 
 /* Builds the group DAG of a legal plan (tie = minidx, start_peak = 0).

@@ -279,6 +279,105 @@ static int32_t count_buffers(const fp_graph *g, int32_t steps, eval_work *w) {
   return materialized;
 }
 
+/* Whether pair (i, o) of node v applies at v's step, before any other
+ * pair of v (fp_inplace_node_saving's rule). */
+static bool inplace_applies(const fp_graph *g, int32_t v, fp_inplace pr,
+                            fp_step_where where, const void *ctx) {
+  const fp_buffer *i = fp_graph_buffer(g, pr.read);
+  const fp_buffer *o = fp_graph_buffer(g, pr.write);
+  if (i->output || (i->input ? !i->freeable : where(ctx, i->writer) >= 0))
+    return false; /* i outlives the step, or is not in memory */
+  for (int32_t r = 0; r < i->n_readers; r++)
+    if (i->readers[r] != v && where(ctx, i->readers[r]) >= 0)
+      return false; /* another reader still needs i */
+  if (o->output || o->n_readers == 0)
+    return true;
+  for (int32_t r = 0; r < o->n_readers; r++)
+    if (where(ctx, o->readers[r]) > 0)
+      return true; /* o is materialized */
+  return false;
+}
+
+uint64_t fp_inplace_node_applied(const fp_graph *g, int32_t v,
+                                 fp_step_where where, const void *ctx) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+  if (!where)
+    return 0;
+  uint64_t used = 0; /* bit k: pair k applied (FP_MAX_INPLACE_PER_NODE) */
+  for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++) {
+    bool free_ = inplace_applies(g, v, pr[k], where, ctx);
+    for (int32_t j = 0; free_ && j < k; j++)
+      if ((used >> j & 1) &&
+          (pr[j].read == pr[k].read || pr[j].write == pr[k].write))
+        free_ = false; /* storage already taken over at this step */
+    used |= (uint64_t)free_ << k;
+  }
+  return used;
+}
+
+uint64_t fp_inplace_node_saving(const fp_graph *g, int32_t v,
+                                fp_step_where where, const void *ctx) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+  uint64_t used = fp_inplace_node_applied(g, v, where, ctx), saved = 0;
+  for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++)
+    saved += used >> k & 1 ? fp_graph_buffer(g, pr[k].write)->bytes : 0;
+  return saved;
+}
+
+/* fp_step_where over a plan's steps: ctx is a step_at. */
+typedef struct step_at {
+  const int32_t *step;
+  int32_t t;
+} step_at;
+
+static int where_step(const void *ctx, int32_t u) {
+  const step_at *a = ctx;
+  return a->step[u] < a->t ? -1 : a->step[u] > a->t;
+}
+
+uint64_t fp_inplace_plan_applied(const fp_graph *g, const int32_t *step,
+                                 int32_t v) {
+  if (!step || !fp_graph_node(g, v))
+    return 0;
+  step_at a = {step, step[v]};
+  return fp_inplace_node_applied(g, v, where_step, &a);
+}
+
+/* fp_step_where over node masks: ctx is a mask_at. */
+typedef struct mask_at {
+  uint64_t done, group;
+} mask_at;
+
+static int where_mask(const void *ctx, int32_t u) {
+  const mask_at *a = ctx;
+  return a->done >> u & 1 ? -1 : !(a->group >> u & 1);
+}
+
+uint64_t fp_inplace_mask_saving(const fp_graph *g, uint64_t done,
+                                uint64_t group) {
+  if (fp_graph_inplace_count(g) == 0 || fp_graph_node_count(g) > 64)
+    return 0;
+  mask_at a = {done, group};
+  uint64_t s = 0;
+  for (uint64_t m = group; m; m &= m - 1)
+    s += fp_inplace_node_saving(g, __builtin_ctzll(m), where_mask, &a);
+  return s;
+}
+
+/* Takes every node's in-place saving off live memory at its step. */
+static void count_inplace(const fp_graph *g, eval_work *w) {
+  if (fp_graph_inplace_count(g) == 0)
+    return;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    step_at a = {w->step, w->step[v]};
+    uint64_t s = fp_inplace_node_saving(g, v, where_step, &a);
+    w->delta[a.t] -= (int64_t)s;
+    w->delta[a.t + 1] += (int64_t)s;
+  }
+}
+
 fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
                          int32_t max_fusion_size, fp_metrics *out,
                          fp_step *timeline, fp_error *err) {
@@ -296,6 +395,7 @@ fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
   count_reads(g, p, &w);
   memset(out, 0, sizeof *out);
   out->materialized = count_buffers(g, steps, &w);
+  count_inplace(g, &w);
   out->kernels = steps;
   out->resident_bytes = fp_graph_resident_bytes(g);
   out->peak_bytes = out->resident_bytes;
@@ -364,8 +464,43 @@ static uint64_t buffer_traffic_bound(const fp_buffer *buf, uint64_t any_min,
   return buf->bytes + (sep_min != UINT64_MAX ? sep_min : 0);
 }
 
+/* Whether node_peak_bound counts buffer b when v reads it. */
+static bool counted_read(const fp_buffer *buf, const bool *must, int32_t b) {
+  return buf->input ? buf->freeable && !buf->output : must[b];
+}
+
+/* What in-place takeovers can save from node_peak_bound's sum at v's step:
+ * a buffer o of the sum (v's reads and writes, stamped v) written by a
+ * pair (i, o) whose i the sum counts too, as v's read.  o then shares i's
+ * storage; when i is not in the sum, i's storage still holds o's bytes
+ * (equal sizes), so nothing is lost there. */
+static uint64_t node_peak_inplace(const fp_graph *g, int32_t v,
+                                  const bool *must, const int32_t *stamp) {
+  const fp_node *n = fp_graph_node(g, v);
+  uint64_t save = 0;
+  for (int32_t r = 0; r < n->n_reads + n->n_writes; r++) {
+    int32_t o = r < n->n_reads ? n->reads[r].buffer : n->writes[r - n->n_reads];
+    const fp_buffer *ob = fp_graph_buffer(g, o);
+    bool dup = false; /* count each o once */
+    for (int32_t j = 0; j < r && !dup; j++)
+      dup = o ==
+            (j < n->n_reads ? n->reads[j].buffer : n->writes[j - n->n_reads]);
+    if (dup || ob->writer < 0 || !must[o])
+      continue;
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(g, ob->writer, &m);
+    bool hit = false;
+    for (int32_t k = 0; k < m && !hit; k++)
+      hit = pr[k].write == o && stamp[pr[k].read] == v &&
+            counted_read(fp_graph_buffer(g, pr[k].read), must, pr[k].read);
+    save += hit ? ob->bytes : 0;
+  }
+  return save;
+}
+
 /* Peak bound at node v: resident inputs + freeable inputs it reads + the
- * must-materialize buffers it reads or writes (each once). */
+ * must-materialize buffers it reads or writes (each once), less what
+ * in-place takeovers may save among them. */
 static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
                                 int32_t *stamp) {
   const fp_node *n = fp_graph_node(g, v);
@@ -376,12 +511,14 @@ static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
     if (stamp[b] == v)
       continue;
     stamp[b] = v;
-    if (buf->input ? buf->freeable && !buf->output : must[b])
+    if (counted_read(buf, must, b))
       s += buf->bytes;
   }
   for (int32_t i = 0; i < n->n_writes; i++)
     if (must[n->writes[i]])
       s += fp_graph_buffer(g, n->writes[i])->bytes;
+  if (fp_graph_inplace_count(g) > 0)
+    s -= node_peak_inplace(g, v, must, stamp);
   return s;
 }
 

@@ -62,6 +62,39 @@ fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
                          int32_t max_fusion_size, fp_metrics *out,
                          fp_step *timeline, fp_error *err);
 
+/* Where node u runs relative to the step being scored: negative before
+ * it, 0 in it, positive after it.  ctx is the caller's. */
+typedef int (*fp_step_where)(const void *ctx, int32_t u);
+
+/* The bytes node v saves at its step by in-place kernels
+ * (docs/cost-model.md, "In-place kernels"): v's pairs (i, o) in listed
+ * order, each applied when i is live memory that dies at this step (a
+ * freeable non-output input, or a non-output buffer written before this
+ * step), every other reader of i runs before this step, o is materialized
+ * (an output, unread, or read after this step), and neither i nor o went
+ * to an earlier applied pair of v; each applied pair saves o's bytes.
+ * `where` places nodes relative to v's step.  0 for a bad v or a NULL
+ * where.  Never fails. */
+uint64_t fp_inplace_node_saving(const fp_graph *g, int32_t v,
+                                fp_step_where where, const void *ctx);
+
+/* The pairs of node v that fp_inplace_node_saving applies, as a mask (bit
+ * k: v's pair k).  Never fails. */
+uint64_t fp_inplace_node_applied(const fp_graph *g, int32_t v,
+                                 fp_step_where where, const void *ctx);
+
+/* fp_inplace_node_applied for node v in a plan whose node steps are
+ * step[] (one per node).  0 for a NULL graph or step, or a bad v. */
+uint64_t fp_inplace_plan_applied(const fp_graph *g, const int32_t *step,
+                                 int32_t v);
+
+/* The in-place saving of the step that runs the nodes of mask `group`
+ * after those of mask `done` (bit v: node v), for graphs of at most 64
+ * nodes (the exact searches): the sum of fp_inplace_node_saving over the
+ * group.  0 for a graph without pairs or past 64 nodes. */
+uint64_t fp_inplace_mask_saving(const fp_graph *g, uint64_t done,
+                                uint64_t group);
+
 /* Lower bounds valid for every legal plan of the graph. */
 typedef struct fp_bounds {
   /* Traffic that no plan avoids: every read input is read at least once

@@ -134,6 +134,9 @@ void fp_graph_destroy(fp_graph *g) {
   free(g->writes);
   free(g->outputs);
   free(g->unfusible);
+  free(g->inplace);
+  free(g->inplace_node);
+  free(g->inplace_off);
   free(g->reader_off);
   free(g->readers);
   free(g);
@@ -690,6 +693,24 @@ fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
   return FP_OK;
 }
 
+fp_status fp_graph_add_inplace(fp_graph *g, int32_t v, int32_t read,
+                               int32_t write, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (v < 0 || v >= g->n_nodes)
+    return fp_error_set(err, FP_EINPUT, "inplace: unknown node");
+  if (read < 0 || read >= g->n_buffers || write < 0 || write >= g->n_buffers)
+    return fp_error_set(err, FP_EINPUT, "node '%s': inplace: unknown buffer",
+                        g->nodes[v].name);
+  /* The rest is checked by finalize, once each node's lists are sliced. */
+  if (GROW(g, inplace, cap_inplace, (int64_t)g->n_inplace + 1) != 0 ||
+      GROW(g, inplace_node, cap_inplace_node, (int64_t)g->n_inplace + 1) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  g->inplace[g->n_inplace] = (fp_inplace){read, write};
+  g->inplace_node[g->n_inplace++] = v;
+  return FP_OK;
+}
+
 /* ---- copying ------------------------------------------------------------ */
 
 /* Adds node v of g to the copy c (its buffers have c's indices, which
@@ -734,6 +755,9 @@ fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
     st = fp_graph_add_output(c, g->outputs[i], err);
   for (int32_t i = 0; st == FP_OK && i < g->n_unfusible; i++)
     st = fp_graph_add_unfusible(c, g->unfusible[i].u, g->unfusible[i].v, err);
+  for (int32_t i = 0; st == FP_OK && i < g->n_inplace; i++)
+    st = fp_graph_add_inplace(c, g->inplace_node[i], g->inplace[i].read,
+                              g->inplace[i].write, err);
   if (st == FP_OK)
     return c;
   fp_graph_destroy(c);
@@ -789,6 +813,82 @@ fail:
   return fp_error_set(err, FP_ENOMEM, "out of memory");
 }
 
+/* Sorts the in-place pairs by node, keeping each node's order (a counting
+ * sort), and builds inplace_off. */
+static fp_status build_inplace(fp_graph *g, fp_error *err) {
+  int32_t n = g->n_nodes, m = g->n_inplace;
+  int32_t *off = calloc((size_t)n + 2, sizeof *off);
+  fp_inplace *sorted = malloc(((size_t)m + 1) * sizeof *sorted);
+  if (!off || !sorted) {
+    free(off);
+    free(sorted);
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  }
+  for (int32_t k = 0; k < m; k++)
+    off[g->inplace_node[k] + 2]++;
+  for (int32_t v = 0; v < n; v++)
+    off[v + 2] += off[v + 1];
+  for (int32_t k = 0; k < m; k++) /* off[v + 1]: next slot of node v */
+    sorted[off[g->inplace_node[k] + 1]++] = g->inplace[k];
+  free(g->inplace);
+  g->inplace = sorted;
+  g->inplace_off = off; /* off[v] is now node v's first pair */
+  return FP_OK;
+}
+
+/* Whether node n lists buffer b among its reads (rd) or its writes. */
+static bool node_uses(const fp_node *n, int32_t b, bool rd) {
+  for (int32_t i = 0; i < (rd ? n->n_reads : n->n_writes); i++)
+    if ((rd ? n->reads[i].buffer : n->writes[i]) == b)
+      return true;
+  return false;
+}
+
+/* The rules of fp_graph_add_inplace for pair k of node v (sliced lists). */
+static fp_status check_inplace(const fp_graph *g, int32_t v, int32_t k,
+                               fp_error *err) {
+  const fp_node *n = &g->nodes[v];
+  const fp_inplace *p = &g->inplace[k];
+  const fp_buffer *i = &g->buffers[p->read], *o = &g->buffers[p->write];
+  if (k - g->inplace_off[v] >= FP_MAX_INPLACE_PER_NODE)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': inplace: more than %d pairs", n->name,
+                        FP_MAX_INPLACE_PER_NODE);
+  if (!node_uses(n, p->read, true))
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': inplace: '%s' is not a buffer it reads",
+                        n->name, i->name);
+  if (!node_uses(n, p->write, false))
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': inplace: '%s' is not a buffer it writes",
+                        n->name, o->name);
+  if (i->bytes != o->bytes)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': inplace: '%s' (%llu bytes) and '%s' (%llu "
+                        "bytes) differ in size",
+                        n->name, i->name, (unsigned long long)i->bytes, o->name,
+                        (unsigned long long)o->bytes);
+  bool same_read = false, same_write = false;
+  for (int32_t j = g->inplace_off[v]; j < g->inplace_off[v + 1]; j++) {
+    const fp_inplace *q = &g->inplace[j];
+    if (j < k && q->read == p->read && q->write == p->write)
+      return fp_error_set(err, FP_EINPUT,
+                          "node '%s': inplace: pair ['%s', '%s'] listed twice",
+                          n->name, i->name, o->name);
+    same_read |= j != k && q->read == p->read && q->write != p->write;
+    same_write |= j != k && q->write == p->write && q->read != p->read;
+  }
+  /* Pairs that share a buffer share one (a star): then every choice of
+   * takeovers saves the same bytes, which the ILP relies on. */
+  if (same_read && same_write)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': inplace: pair ['%s', '%s'] shares its "
+                        "read with one pair and its written buffer with "
+                        "another",
+                        n->name, i->name, o->name);
+  return FP_OK;
+}
+
 fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
   if (check_building(g, err) != FP_OK)
     return FP_EARG;
@@ -810,6 +910,12 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
     w += g->nodes[v].n_writes;
   }
   fp_status st = build_readers(g, err);
+  if (st == FP_OK)
+    st = build_inplace(g, err);
+  for (int32_t v = 0; st == FP_OK && v < g->n_nodes; v++)
+    for (int32_t k = g->inplace_off[v];
+         st == FP_OK && k < g->inplace_off[v + 1]; k++)
+      st = check_inplace(g, v, k, err);
   if (st != FP_OK)
     return st;
   if (g->n_unfusible > 1) {
@@ -860,6 +966,18 @@ uint64_t fp_graph_resident_bytes(const fp_graph *g) {
 }
 uint64_t fp_graph_outside_live_bytes(const fp_graph *g) {
   return g ? g->outside_bytes : 0;
+}
+
+const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n) {
+  bool ok = g && g->finalized && v >= 0 && v < g->n_nodes;
+  int32_t k = ok ? g->inplace_off[v + 1] - g->inplace_off[v] : 0;
+  if (n)
+    *n = k;
+  return k ? g->inplace + g->inplace_off[v] : NULL;
+}
+
+int32_t fp_graph_inplace_count(const fp_graph *g) {
+  return g ? g->n_inplace : 0;
 }
 
 int32_t fp_graph_output(const fp_graph *g, int32_t i) {

@@ -31,8 +31,8 @@
 #define FP_MAX_TOTAL_BYTES ((uint64_t)1 << 62)
 
 /* The newest graph-file version (docs/formats.md): 2 adds
- * outside_live_bytes, 3 adds the node field loop; a file without them is
- * written as version 1. */
+ * outside_live_bytes, 3 the node fields loop and inplace; a file is
+ * written at the lowest version that holds its fields. */
 #define FP_GRAPH_FORMAT_VERSION 3
 /* Most nodes / buffers one graph may hold (indices are int32_t). */
 #define FP_MAX_ITEMS (1 << 30)
@@ -224,6 +224,29 @@ fp_status fp_graph_set_node_loop(fp_graph *g, int32_t v, const fp_loop *loop,
  * index. */
 fp_status fp_graph_add_output(fp_graph *g, int32_t b, fp_error *err);
 
+/* One in-place pair of a node (docs/cost-model.md, "In-place kernels"):
+ * the node writes `write` and may take over `read`'s storage. */
+typedef struct fp_inplace {
+  int32_t read, write; /* buffer indices */
+} fp_inplace;
+
+/* Most in-place pairs one node may list (a node has one per read at most
+ * in Inductor's rule; the evaluator keeps them in a 64-bit mask). */
+#define FP_MAX_INPLACE_PER_NODE 64
+
+/* Adds the in-place pair (read, write) to node v.  Pairs of one node keep
+ * the order of the calls (the evaluator applies them in that order).
+ * FP_EINPUT naming the node when v or a buffer is unknown; finalize fails
+ * with FP_EINPUT naming the node and buffers when v does not read `read`
+ * or write `write`, their bytes differ, the pair is listed twice, v has
+ * more than FP_MAX_INPLACE_PER_NODE pairs, or a pair shares its read with
+ * another pair of v and its written buffer with a third (v's pairs that
+ * share buffers must form stars: one read to several writes, or several
+ * reads to one write, as Inductor's one-output rule gives).  FP_EARG
+ * once finalized; FP_ENOMEM. */
+fp_status fp_graph_add_inplace(fp_graph *g, int32_t v, int32_t read,
+                               int32_t write, fp_error *err);
+
 /* Declares nodes u and v unfusible (order irrelevant; duplicates are
  * merged).  FP_EINPUT on bad indices or u == v. */
 fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
@@ -293,6 +316,13 @@ bool fp_loop_equal(const fp_loop *a, const fp_loop *b);
  * outside the graph, non-freeable inputs, and freeable inputs that are
  * graph outputs.  Every evaluator, bound and solver adds this once. */
 uint64_t fp_graph_resident_bytes(const fp_graph *g);
+
+/* Node v's in-place pairs, in listed order; *n gets their count (0 and
+ * NULL for none, a bad index or an unfinalized graph). */
+const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n);
+
+/* The number of in-place pairs over all nodes (0 for NULL). */
+int32_t fp_graph_inplace_count(const fp_graph *g);
 
 /* The bytes live outside the graph (fp_graph_set_outside_live_bytes);
  * 0 when none were set or g is NULL. */

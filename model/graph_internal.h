@@ -41,6 +41,13 @@ struct fp_graph {
   fp_pair *unfusible;
   int32_t n_unfusible, cap_unfusible;
 
+  /* In-place pairs, appended in call order with their node; finalize
+   * sorts them by node (stable) and builds inplace_off (n_nodes + 1). */
+  fp_inplace *inplace;
+  int32_t *inplace_node;
+  int32_t n_inplace, cap_inplace, cap_inplace_node;
+  int32_t *inplace_off;
+
   int32_t *reader_off; /* n_buffers + 1 */
   int32_t *readers;
   uint64_t total_bytes;    /* running sum for FP_MAX_TOTAL_BYTES */

@@ -285,6 +285,37 @@ static fp_status load_op(loader *L, const cJSON *obj, const char *node,
   return FP_OK;
 }
 
+/* Parses node v's optional "inplace": [[read, written], ...] (version 3
+ * on); the builder checks the pairs against the node at finalize. */
+static fp_status load_inplace(loader *L, const cJSON *obj, const char *node,
+                              int32_t v) {
+  const cJSON *arr = field(obj, "inplace");
+  if (!arr)
+    return FP_OK;
+  if (L->version < 3)
+    return FAIL(L, "%s: node '%s': inplace: needs version 3 (this is %llu)",
+                L->src, node, (unsigned long long)L->version);
+  if (!cJSON_IsArray(arr))
+    return FAIL(L, "%s: node '%s': inplace: expected an array of pairs", L->src,
+                node);
+  int i = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2)
+      return FAIL(L,
+                  "%s: node '%s': inplace[%d]: expected [read_buffer, "
+                  "written_buffer]",
+                  L->src, node, i);
+    int32_t rd = resolve_buffer(L, it->child, node, "inplace", i);
+    int32_t wr =
+        rd < 0 ? -1 : resolve_buffer(L, it->child->next, node, "inplace", i);
+    if (wr < 0)
+      return FP_EINPUT;
+    if (fp_graph_add_inplace(L->g, v, rd, wr, L->err) != FP_OK)
+      return builder_error(L);
+  }
+  return FP_OK;
+}
+
 static fp_status load_node(loader *L, const cJSON *obj, int i) {
   const char *name = item_name(L, obj, "nodes", i);
   if (!name)
@@ -311,7 +342,7 @@ static fp_status load_node(loader *L, const cJSON *obj, int i) {
   if (v < 0 ||
       (loop.present && fp_graph_set_node_loop(L->g, v, &loop, L->err) != FP_OK))
     return builder_error(L);
-  return FP_OK;
+  return load_inplace(L, obj, name, v);
 }
 
 /* The document's top level: the small members parsed by cJSON one by
@@ -605,7 +636,25 @@ static void write_loop(fp_jbuf *b, const fp_loop *l) {
   fp_jbuf_puts(b, l->n == l->n + l->rn ? "], []]" : "]]");
 }
 
-static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
+/* Writes node n's "inplace" pairs, when it has any. */
+static void write_inplace(fp_jbuf *b, const fp_graph *g, int32_t v) {
+  int32_t m;
+  const fp_inplace *p = fp_graph_inplace(g, v, &m);
+  if (m == 0)
+    return;
+  fp_jbuf_puts(b, ", \"inplace\": [");
+  for (int32_t k = 0; k < m; k++) {
+    fp_jbuf_puts(b, k ? ", [" : "[");
+    fp_jbuf_str(b, fp_graph_buffer(g, p[k].read)->name);
+    fp_jbuf_puts(b, ", ");
+    fp_jbuf_str(b, fp_graph_buffer(g, p[k].write)->name);
+    fp_jbuf_puts(b, "]");
+  }
+  fp_jbuf_puts(b, "]");
+}
+
+static void write_node(fp_jbuf *b, const fp_graph *g, int32_t v) {
+  const fp_node *n = fp_graph_node(g, v);
   fp_jbuf_puts(b, "{\"name\": ");
   fp_jbuf_str(b, n->name);
   fp_jbuf_puts(b, ", \"kind\": ");
@@ -635,6 +684,7 @@ static void write_node(fp_jbuf *b, const fp_graph *g, const fp_node *n) {
     fp_jbuf_str(b, fp_graph_buffer(g, n->writes[i])->name);
   }
   fp_jbuf_puts(b, "]");
+  write_inplace(b, g, v);
   if (n->op.fn != FP_OP_NONE)
     write_op(b, n);
   fp_jbuf_puts(b, "}");
@@ -676,17 +726,15 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
     return NULL;
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
-  /* Version 1 while nothing lives outside and no node has a loop nest
-   * (2 and 3 add those): older files stay byte for byte, and an older
-   * reader refuses what it would misread. */
+  /* The lowest version that holds the fields (2 adds outside bytes, 3
+   * loop nests and in-place pairs): older files stay byte for byte, and
+   * an older reader refuses what it would misread. */
   uint64_t outside = fp_graph_outside_live_bytes(g);
-  bool loops = false;
-  for (int32_t v = 0; v < fp_graph_node_count(g); v++)
-    loops |= fp_graph_node(g, v)->loop.present;
-  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": %d,%s",
-                 loops     ? 3
-                 : outside ? 2
-                           : 1,
+  bool v3 = fp_graph_inplace_count(g) > 0;
+  for (int32_t v = 0; v < fp_graph_node_count(g) && !v3; v++)
+    v3 = fp_graph_node(g, v)->loop.present;
+  int ver = v3 ? 3 : outside ? 2 : 1;
+  fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": %d,%s", ver,
                  nl);
   fp_jbuf_puts(&b, "\"name\": ");
   fp_jbuf_str(&b, fp_graph_name(g));
@@ -702,7 +750,7 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
   fp_jbuf_printf(&b, "%s],%s\"nodes\": [", nl, nl);
   for (int32_t i = 0; i < fp_graph_node_count(g); i++) {
     put_sep(&b, i, pretty);
-    write_node(&b, g, fp_graph_node(g, i));
+    write_node(&b, g, i);
   }
   write_tail(&b, g, pretty);
   if (b.oom) {

@@ -674,13 +674,19 @@ static int cmp_node_val(const void *a, const void *b) {
   return x->node < y->node ? -1 : (x->node > y->node);
 }
 
+/* a - b, or 0 when b > a. */
+static uint64_t sub_cap(uint64_t a, uint64_t b) {
+  return a > b ? a - b : 0;
+}
+
 /* The min-cut rule at the nodes with the highest cut-rule figures first,
  * while its work stays within PB_CUT_BUDGET (each cut raises only its own
  * node's figure, and the peak is where the figures are highest; a budget
  * in work, not time, keeps the bound deterministic).  vals[] is sorted
  * here.  *out is raised.  FP_ENOMEM. */
 static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
-                              uint64_t *out, fp_error *err) {
+                              const uint64_t *capx, uint64_t *out,
+                              fp_error *err) {
   qsort(vals, (size_t)W->n, sizeof *vals, cmp_node_val);
   double work = 0;
   fp_status st = FP_OK;
@@ -688,6 +694,7 @@ static fp_status min_cut_rule(pb_work *W, uint64_t resident, node_val *vals,
     uint64_t s;
     st =
         step_cut_bound(W, &vals[i].node, 1, no_force, resident, &s, &work, err);
+    s = sub_cap(s, capx[vals[i].node]);
     *out = st == FP_OK && s > *out ? s : *out;
   }
   return st;
@@ -728,9 +735,11 @@ static int node_figures(const pb_work *W, uint64_t resident, const live_sums *L,
 }
 
 /* The per-node rule over every node, then the min cuts and the end-step
- * cut rules; *out is raised to the best. */
-static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
-                           fp_error *err) {
+ * cut rules, each figure less what in-place takeovers may save at its
+ * step (capx[x] at step(x), `global` at the end steps); *out is raised
+ * to the best. */
+static fp_status node_rule(pb_work *W, uint64_t resident, const uint64_t *capx,
+                           uint64_t global, uint64_t *out, fp_error *err) {
   live_sums L = {0};
   node_val *vals = malloc(((size_t)W->n + 1) * sizeof *vals);
   fp_status st = FP_OK;
@@ -739,12 +748,14 @@ static fp_status node_rule(pb_work *W, uint64_t resident, uint64_t *out,
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
     goto done;
   }
-  for (int32_t x = 0; x < W->n; x++)
+  for (int32_t x = 0; x < W->n; x++) {
+    vals[x].val = sub_cap(vals[x].val, capx[x]);
     *out = vals[x].val > *out ? vals[x].val : *out;
-  uint64_t ends = end_cut_bound(W, resident, &L);
+  }
+  uint64_t ends = sub_cap(end_cut_bound(W, resident, &L), global);
   *out = ends > *out ? ends : *out;
   if (graph_size(W->g) <= PB_MAX_CUT_SIZE)
-    st = min_cut_rule(W, resident, vals, out, err);
+    st = min_cut_rule(W, resident, vals, capx, out, err);
 done:
   free(vals);
   live_sums_free(&L);
@@ -757,28 +768,219 @@ static bool node_rule_affordable(const fp_graph *g) {
   return n <= PB_MAX_NODES && n * graph_items(g) <= PB_MAX_WORK;
 }
 
+/* Node v's most in-place saving: the bytes of the distinct buffers its
+ * pairs write (each output takes over one storage at most). */
+static uint64_t node_inplace_cap(const fp_graph *g, int32_t v) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+  uint64_t cap = 0;
+  for (int32_t k = 0; k < m; k++) {
+    bool seen = false;
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = pr[j].write == pr[k].write;
+    cap += seen ? 0 : fp_graph_buffer(g, pr[k].write)->bytes;
+  }
+  return cap;
+}
+
+static int cmp_u64_desc(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size) {
+  int32_t n = fp_graph_node_count(g), k = max_fusion_size;
+  if (fp_graph_inplace_count(g) == 0)
+    return 0;
+  k = k > 0 ? k : fp_graph_max_fusion_size(g);
+  uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap), sum = 0;
+  for (int32_t v = 0; v < n; v++) {
+    uint64_t c = node_inplace_cap(g, v);
+    sum += c;
+    if (cap)
+      cap[v] = c;
+  }
+  if (!cap || k >= n) /* no memory: every node's, still an upper bound */
+    goto done;
+  qsort(cap, (size_t)n, sizeof *cap, cmp_u64_desc);
+  sum = 0;
+  for (int32_t v = 0; v < k; v++)
+    sum += cap[v];
+done:
+  free(cap);
+  return sum;
+}
+
+/* Work (node pairs) past which step_caps gives every step the global
+ * cap. */
+#define PB_CAP_WORK 4000000.0
+
+/* Iteration classes class_caps handles at most (past them: the global
+ * cap). */
+#define PB_CAP_CLASSES 512
+
+/* The class of non-extern node v among the reps so far (kind, numel,
+ * rnumel), added when new; -1 past PB_CAP_CLASSES. */
+static int32_t node_class(const fp_graph *g, int32_t v, int32_t *rep,
+                          int32_t *nc) {
+  const fp_node *a = fp_graph_node(g, v);
+  for (int32_t c = 0; c < *nc; c++) {
+    const fp_node *b = fp_graph_node(g, rep[c]);
+    if (a->kind == b->kind && a->numel == b->numel && a->rnumel == b->rnumel)
+      return c;
+  }
+  if (*nc == PB_CAP_CLASSES)
+    return -1;
+  rep[*nc] = v;
+  return (*nc)++;
+}
+
+/* The k largest savings (desc) over the nodes with pairs whose class is
+ * compatible with class c, into top (k entries, 0-padded). */
+static void class_top(const pb_work *W, const uint64_t *cap,
+                      const int32_t *with, int32_t np, const int32_t *cls,
+                      const int32_t *rep, int32_t c, int32_t k, uint64_t *tmp,
+                      uint64_t *top) {
+  int32_t m = 0;
+  const fp_node *a = fp_graph_node(W->g, rep[c]);
+  for (int32_t j = 0; j < np; j++) {
+    int32_t u = with[j];
+    if (cls[u] >= 0 && fp_iter_compatible(a, fp_graph_node(W->g, rep[cls[u]])))
+      tmp[m++] = cap[u];
+  }
+  qsort(tmp, (size_t)m, sizeof *tmp, cmp_u64_desc);
+  for (int32_t j = 0; j < k; j++)
+    top[j] = j < m ? tmp[j] : 0;
+}
+
+/* step_caps past PB_CAP_WORK: a node that may share x's group is of an
+ * iteration class compatible with x's (fp_iter_compatible depends on
+ * kind, numel and rnumel alone), so the k largest savings over those
+ * classes, x's own taken out once, bound what they add.  Weaker than the
+ * pairwise rule (order and unfusible pairs ignored), still an upper
+ * bound.  0 (capx untouched past PB_CAP_CLASSES), or -1 out of memory. */
+static int class_caps(const pb_work *W, const uint64_t *cap,
+                      const int32_t *with, int32_t np, uint64_t *capx) {
+  /* k: the entries kept per class (more than np + 1 add only zeros) */
+  int32_t n = W->n, nc = 0, k = W->k < np + 1 ? W->k : np + 1, rc = -1;
+  int32_t *cls = malloc(((size_t)n + 1) * sizeof *cls);
+  int32_t *rep = malloc((PB_CAP_CLASSES + 1) * sizeof *rep);
+  uint64_t *tmp = malloc(((size_t)np + 1) * sizeof *tmp), *top = NULL;
+  if (!cls || !rep || !tmp)
+    goto done;
+  rc = 0;
+  for (int32_t v = 0; v < n; v++) {
+    bool ext = fp_graph_node(W->g, v)->kind == FP_KIND_EXTERN;
+    if (!ext && (cls[v] = node_class(W->g, v, rep, &nc)) < 0)
+      goto done; /* too many classes: the global cap stays */
+    cls[v] = ext ? -1 : cls[v];
+  }
+  if (!(top = malloc(((size_t)nc * k + 1) * sizeof *top))) {
+    rc = -1;
+    goto done;
+  }
+  for (int32_t c = 0; c < nc; c++)
+    class_top(W, cap, with, np, cls, rep, c, k, tmp, top + (size_t)c * k);
+  for (int32_t x = 0; x < n; x++) {
+    const uint64_t *t = cls[x] < 0 ? NULL : top + (size_t)cls[x] * k;
+    bool skip = cap[x] > 0; /* x's own entry, once */
+    capx[x] = cap[x];
+    for (int32_t j = 0, used = 0; t && j < k && used < k - 1; j++) {
+      if (skip && t[j] == cap[x]) {
+        skip = false;
+        continue;
+      }
+      capx[x] += t[j];
+      used++;
+    }
+  }
+done:
+  free(cls);
+  free(rep);
+  free(tmp);
+  free(top);
+  return rc;
+}
+
+/* capx[x]: the most in-place takeovers can save at step(x): x's own
+ * saving plus the k - 1 largest of the nodes that may share x's group
+ * (compatible, and neither strictly before the other); past PB_CAP_WORK
+ * node pairs, class_caps' weaker figure, or `global`.  0, or -1 out of
+ * memory. */
+static int step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
+  int32_t n = W->n, np = 0;
+  uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap);
+  uint64_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+  int32_t *with = malloc(((size_t)n + 1) * sizeof *with);
+  int rc = cap && tmp && with ? 0 : -1;
+  for (int32_t v = 0; rc == 0 && v < n; v++)
+    if ((cap[v] = node_inplace_cap(W->g, v)) > 0)
+      with[np++] = v;
+  for (int32_t x = 0; rc == 0 && x < n; x++)
+    capx[x] = global;
+  if (rc == 0 && (double)n * np > PB_CAP_WORK)
+    rc = class_caps(W, cap, with, np, capx);
+  for (int32_t x = 0; rc == 0 && (double)n * np <= PB_CAP_WORK && x < n; x++) {
+    int32_t m = 0;
+    for (int32_t j = 0; j < np; j++) {
+      int32_t u = with[j];
+      if (u != x && may_share(W, x, u) && !bit(W->strict, W->words, x, u) &&
+          !bit(W->strict, W->words, u, x))
+        tmp[m++] = cap[u];
+    }
+    qsort(tmp, (size_t)m, sizeof *tmp, cmp_u64_desc);
+    capx[x] = cap[x];
+    for (int32_t j = 0; j < m && j < W->k - 1; j++)
+      capx[x] += tmp[j];
+  }
+  free(cap);
+  free(tmp);
+  free(with);
+  return rc;
+}
+
+/* The step-0, last-step and per-node rules (without the resident and
+ * floor bytes' max), each less what in-place takeovers may save at its
+ * step.  The step-0 and last-step sums need no such term: they count
+ * only freeable inputs, or only produced outputs, and a takeover (i, o)
+ * that removes o from such a sum leaves i, which is neither, holding
+ * o's bytes. */
+static fp_status rules_bound(const fp_graph *g, int32_t max_fusion_size,
+                             uint64_t *out, fp_error *err) {
+  uint64_t resident = fp_graph_resident_bytes(g);
+  uint64_t global = fp_inplace_step_cap(g, max_fusion_size);
+  *out = resident + end_steps_bound(g);
+  if (!node_rule_affordable(g))
+    return FP_OK;
+  pb_work W;
+  uint64_t best = *out;
+  uint64_t *capx = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *capx);
+  fp_status st = capx ? work_build(&W, g, max_fusion_size, err)
+                      : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (!capx)
+    return st;
+  if (st == FP_OK && step_caps(&W, global, capx) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+  if (st == FP_OK)
+    st = node_rule(&W, resident, capx, global, &best, err);
+  if (st == FP_OK)
+    *out = best;
+  work_free(&W);
+  free(capx);
+  return st;
+}
+
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err) {
   if (fp_arg_graph(g, "peak bound", err) != FP_OK ||
       fp_arg_ptr(out, "peak bound", "out", err) != FP_OK)
     return FP_EARG;
-  uint64_t resident = fp_graph_resident_bytes(g);
-  int32_t n = fp_graph_node_count(g);
+  uint64_t resident = fp_graph_resident_bytes(g), rules = 0;
   *out = floor_bytes > resident ? floor_bytes : resident;
-  if (n == 0)
+  if (fp_graph_node_count(g) == 0)
     return FP_OK;
-  uint64_t ends = resident + end_steps_bound(g);
-  *out = ends > *out ? ends : *out;
-  if (!node_rule_affordable(g))
-    return FP_OK;
-  pb_work W;
-  uint64_t best = *out;
-  fp_status st = work_build(&W, g, max_fusion_size, err);
-  if (st == FP_OK)
-    st = node_rule(&W, resident, &best, err);
-  if (st == FP_OK)
-    *out = best;
-  work_free(&W);
+  fp_status st = rules_bound(g, max_fusion_size, &rules, err);
+  *out = rules > *out ? rules : *out;
   return st;
 }
 
@@ -1132,7 +1334,10 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
   *n_pairs = 0;
   if (fp_arg_graph(g, "peak restrict", err) != FP_OK)
     return FP_EARG;
-  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE)
+  /* The pair rules see live memory before in-place takeovers, which may
+   * let a grouping under the limit: none on such graphs (sound). */
+  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE ||
+      fp_graph_inplace_count(g) > 0)
     return FP_OK;
   fp_graph *owned = NULL; /* the restricted graph so far */
   fp_status st = FP_OK;

@@ -16,17 +16,28 @@
  * plans whose groups hold at most `max_fusion_size` nodes (0: the graph's
  * own limit).  Every legal plan of the finalized graph g has a peak >=
  * *out.  On large graphs (past 16384 nodes, or too many reads) only the
- * step-0 and last-step rules apply.  FP_ENOMEM (then *out holds the
+ * step-0 and last-step rules apply.  On a graph with in-place pairs the
+ * rules give up fp_inplace_step_cap bytes (what takeovers can save at a
+ * step), so they stay lower bounds.  FP_ENOMEM (then *out holds the
  * weaker bound computed so far, still valid). */
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err);
+
+/* The most bytes in-place takeovers (docs/cost-model.md, "In-place
+ * kernels") can save at any one step of a plan whose groups hold at most
+ * max_fusion_size nodes (0: the graph's own limit): the sum of the
+ * largest per-node savings (the distinct buffers a node's pairs write)
+ * over that many nodes.  0 for a graph without pairs.  Never fails (out
+ * of memory it sums over every node, still an upper bound). */
+uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size);
 
 /* Pairs of nodes that no legal plan with peak <= limit puts in one group
  * (peak_bound.c, "pairs that no plan under a peak limit groups"), found by
  * the per-node rule and repeated on the restricted graph until nothing new
  * turns up (a few rounds at most).  Sets *out to a finalized copy of g with
  * those pairs added as unfusible (the caller destroys it), or to NULL when
- * there is none or g is past the per-node rule's size limits; *n_pairs to
+ * there is none, g is past the per-node rule's size limits or g has
+ * in-place pairs (the rules do not see their savings); *n_pairs to
  * the pairs added.  Every legal plan of g within the limit is a legal plan
  * of *out with the same costs.  FP_ENOMEM, or a graph-building error. */
 fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,

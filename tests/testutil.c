@@ -143,6 +143,11 @@ static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
   fp_graph *g = fp_graph_create("random");
   char name[32];
   uint64_t size[3 + 2 * TU_RANDOM_MAX_NODES];
+  /* One graph in two gets in-place pairs, drawn from their own stream so
+   * that a graph without them is the one the seed has always given; a
+   * pair's written buffer takes its read buffer's size. */
+  tu_rng ip = {r->s ^ 0x5851f42d4c957f2du};
+  bool with_ip = tu_below(&ip, 2) == 0;
   ck_assert_int_le(max_nodes, TU_RANDOM_MAX_NODES);
   int32_t nb = 0, n = min_nodes + (int32_t)tu_below(
                                       r, (uint32_t)(max_nodes - min_nodes + 1));
@@ -179,10 +184,17 @@ static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
     random_reads(r, deep, reads, s.n_reads, nb, size);
     s.reads = reads;
     s.n_writes = 1 + (int32_t)tu_below(r, 2);
+    /* in: the read an in-place pair takes over (-1: none); pairs: how many
+     * writes take it (a second one meets the one-takeover rule). */
+    int32_t in = with_ip && s.n_reads && tu_below(&ip, 2) == 0
+                     ? reads[tu_below(&ip, (uint32_t)s.n_reads)].buffer
+                     : -1;
+    int32_t pairs = in < 0 ? 0 : 1 + (int32_t)tu_below(&ip, 2);
     for (int32_t i = 0; i < s.n_writes; i++, nb++) {
       char bn[32];
       snprintf(bn, sizeof bn, "b%d", (int)nb);
       size[nb] = 1 + tu_below(r, 1000);
+      size[nb] = i < pairs ? size[in] : size[nb];
       writes[i] = fp_graph_add_buffer(g, bn, size[nb], false, false, NULL);
       ck_assert_int_ge(writes[i], 0);
     }
@@ -191,6 +203,8 @@ static fp_graph *random_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes,
     ck_assert_msg(fp_graph_add_node(g, &s, &err) == v, "%s", err.msg);
     if (loops)
       random_loop(&lr, g, v, &s);
+    for (int32_t i = 0; i < pairs && i < s.n_writes; i++)
+      ck_assert_int_eq(fp_graph_add_inplace(g, v, in, writes[i], NULL), FP_OK);
   }
   for (int32_t b = 0; b < nb; b++)
     if (tu_below(r, 6) == 0)
@@ -257,6 +271,35 @@ const char tu_chain3_json[] =
     "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
     "   'writes': ['y']}],"
     " 'outputs': ['y']}";
+
+/* tu_chain3_json with each node writing in place over what it reads. */
+static const char inplace_chain_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'ipchain',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
+    "   'freeable': true},"
+    "  {'name': 't1', 'bytes': 1000}, {'name': 't2', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}%s],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['x'],"
+    "   'writes': ['t1'], 'inplace': [['x', 't1']]},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t1'],"
+    "   'writes': ['t2'], 'inplace': [['t1', 't2']]},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['t2'],"
+    "   'writes': ['y'], 'inplace': [['t2', 'y']]}%s],"
+    " 'outputs': ['y'%s]}";
+
+fp_graph *tu_inplace_chain(bool late, bool plain) {
+  char doc[1500], *f;
+  snprintf(doc, sizeof doc, inplace_chain_json,
+           late ? ", {'name': 'z', 'bytes': 10}" : "",
+           late ? ", {'name': 'd', 'kind': 'extern', 'reads': ['x'],"
+                  " 'writes': ['z']}"
+                : "",
+           late ? ", 'z'" : "");
+  while (plain && (f = strstr(doc, "'inplace'")))
+    memcpy(f, "'unknown'", 9);
+  return tu_graph(doc);
+}
 
 fp_graph *tu_generated(int family, int32_t size, uint64_t seed) {
   fp_gen_params prm;

@@ -68,6 +68,12 @@ fp_graph *tu_generated(int family, int32_t size, uint64_t seed);
  * nodes over bytes / 4 floats, every buffer `bytes` long. */
 fp_graph *tu_chain_graph(int n, uint64_t bytes);
 
+/* The chain of tu_chain3_json (x freeable) with each node writing in
+ * place over what it reads (version 3), plus (late) a node d that reads
+ * x after c; without pairs (plain) when the field is renamed (an unknown
+ * field is ignored). */
+fp_graph *tu_inplace_chain(bool late, bool plain);
+
 /* x -> a -> t1 -> b -> t2 -> c -> y: three pointwise nodes over 250
  * floats, every buffer 1000 bytes (inline JSON for tu_graph). */
 extern const char tu_chain3_json[];

@@ -1,7 +1,8 @@
 #!/bin/sh
 # data/whole-step/regenerate.sh -- re-exports the whole-step corpus (one
-# graph per training step: forward + loss + backward of Llama-style
-# models at the sizes that pytorch/pytorch #190777 and #190804 measure)
+# graph per training step: forward + loss + backward (+ an SGD or AdamW
+# update) of Llama-style models at the sizes that pytorch/pytorch #190777
+# and #190804 measure)
 # with tools/export_inductor.py --whole-step --fake, and prints the table
 # of data/whole-step/README.md.
 #
@@ -27,6 +28,22 @@ if [ "${1:-}" != --table-only ]; then
   # (each gradient dies at its update instead of living to the end)
   $ex llama-d14-w3584-v256k --dtype float32 --name llama-d14-w3584-v256k-fp32
   $ex llama-d14-w3584-v256k --whole-step=sgd --name llama-d14-w3584-v256k-sgd
+  # with the optimizer: AdamW as torchtitan runs it by default (float32
+  # master weights and moments for the bfloat16 compute, foreach) under
+  # the C++ scheduling; per parameter (foreach=False) under the Triton one
+  # (the exporter loses Triton's foreach nodes from Inductor's plan, see
+  # README.md); on d14 also per parameter under C++, and without master
+  # weights (moments in bfloat16, as torch.optim keeps them for bfloat16
+  # parameters)
+  for m in llama-d12-w3072-v256k llama-d14-w3584-v256k; do
+    $ex "$m" --whole-step=adamw-master-foreach --name "$m-adamw"
+    $ex "$m" --whole-step=adamw-master --cpu-backend triton --name "$m-adamw-single-triton"
+  done
+  $ex llama-d14-w3584-v256k --whole-step=adamw-master --name llama-d14-w3584-v256k-adamw-single
+  $ex llama-d14-w3584-v256k --whole-step=adamw --name llama-d14-w3584-v256k-adamw-bf16
+  # batch 8: activations (the 256k-vocabulary logits) outweigh the state
+  $ex llama-d12-w3072-v256k --whole-step=adamw-master-foreach --batch 8 \
+    --name llama-d12-w3072-v256k-b8-adamw
 fi
 
 # the README table: one row per graph (sizes in GB = 10^9 bytes)

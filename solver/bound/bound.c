@@ -481,6 +481,299 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
   return st;
 }
 
+/* The step bound's partitions: linked, of these cluster sizes (plus the
+ * priced node), in this order until the bound reaches the target.  Which
+ * size bounds most depends on where a partition cuts the graph (at
+ * efficientnet_b0.fwd's plan, before the merges of step_merge: 11,392
+ * bytes under the plan at 8 nodes, 3,584 at 12, 37,632 at 16, 3,072 at
+ * 20, 6,912 at 24; with them 12 reaches it, as on mobilenetv3_large_100
+ * and mobilevit_s fwd).  Partitions in consecutive pieces separate the
+ * batch-norm statistics from the running-mean updates that read them and
+ * bound far less (168,064 bytes under at every size). */
+static const int32_t step_sizes[] = {12, 8, 16, 20, 24};
+#define N_STEP_SIZES 5
+
+/* The least of share + weight x (live bytes of its buffers at the step
+ * running x) over the plans of cluster c's graph with x made a member
+ * (searched when it has at most max_count nodes), into *term when the
+ * search finishes and that is more (*term: a bound the caller already
+ * has on the same sum).  FP_OK or an error of the build or the search. */
+static fp_status step_term(cluster_build *B, int32_t c, int32_t k, int32_t x,
+                           uint64_t weight, int32_t max_count, double deadline,
+                           const volatile sig_atomic_t *cancel, uint64_t *term,
+                           fp_error *err) {
+  fp_status st = cluster_build_graph(B, c, k, err);
+  solver_lt_limits lim;
+  solver_lt_limits_init(&lim);
+  for (int32_t i = 0; st == FP_OK && i < B->count; i++)
+    lim.at_node = B->members[i] == x ? i : lim.at_node;
+  lim.at_weight = weight;
+  double now = fp_clock_now();
+  double end = now + CLUSTER_TIME < deadline ? now + CLUSTER_TIME : deadline;
+  solver_lt_result r = {0};
+  if (st == FP_OK && lim.at_node >= 0 && B->count <= max_count)
+    st =
+        solver_least_traffic_guided(B->sg, k, &lim, NULL, CLUSTER_SEARCH_BUDGET,
+                                    end, cancel, NULL, &r, err);
+  if (st == FP_OK && r.solved && r.traffic > *term)
+    *term = r.traffic;
+  fp_graph_destroy(B->sg);
+  B->sg = NULL;
+  return st;
+}
+
+/* Clusters of the step bound priced as one when they share a node: up
+ * to this many nodes (at 28, the limit of cluster_merge.h's moves,
+ * mobilenetv3_large_100.fwd stayed 544 bytes short at the 16-node
+ * partition; the 12-node one reaches its plan either way). */
+#define STEP_UNION_NODES 36
+/* Rounds of merges at most: each prices the pairs the last one made. */
+#define STEP_MERGE_ROUNDS 8
+
+/* Two clusters sharing a node, and what pricing them as one adds. */
+typedef struct step_pair {
+  int32_t a, b;
+  uint64_t gain;
+} step_pair;
+
+static int by_pair(const void *x, const void *y) {
+  const step_pair *p = x, *q = y;
+  return p->a != q->a ? (p->a > q->a) - (p->a < q->a)
+                      : (p->b > q->b) - (p->b < q->b);
+}
+
+static int by_gain_desc(const void *x, const void *y) {
+  const step_pair *p = x, *q = y;
+  return (p->gain < q->gain) - (p->gain > q->gain);
+}
+
+/* Appends pair (a, b) to *P (n entries, capacity *cap).  0 or -1. */
+static int push_pair(step_pair **P, int32_t *n, int32_t *cap, int32_t a,
+                     int32_t b) {
+  if (*n == *cap) {
+    int32_t nc = *cap ? 2 * *cap : 64;
+    step_pair *q = realloc(*P, (size_t)nc * sizeof *q);
+    if (!q)
+      return -1;
+    *P = q;
+    *cap = nc;
+  }
+  (*P)[(*n)++] = (step_pair){a < b ? a : b, a < b ? b : a, 0};
+  return 0;
+}
+
+/* The pairs of clusters of C that share a node (it reads or writes a
+ * buffer of each), each once, into *P (caller frees), *n of them.  0, or
+ * -1 when out of memory. */
+static int shared_pairs(const fp_graph *g, const solver_clusters *C,
+                        step_pair **P, int32_t *n) {
+  int32_t cap = 0;
+  *P = NULL;
+  *n = 0;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    int32_t cl[16], m = 0;
+    for (int32_t i = 0; i < nd->n_reads + nd->n_writes; i++) {
+      int32_t b =
+          i < nd->n_reads ? nd->reads[i].buffer : nd->writes[i - nd->n_reads];
+      int32_t c = C->of[b], seen = 0;
+      for (int32_t j = 0; j < m; j++)
+        seen |= cl[j] == c;
+      if (c >= 0 && !seen && m < 16)
+        cl[m++] = c;
+    }
+    for (int32_t i = 0; i < m; i++)
+      for (int32_t j = i + 1; j < m; j++)
+        if (push_pair(P, n, &cap, cl[i], cl[j]) != 0)
+          return -1;
+  }
+  if (*n > 1) /* qsort takes no NULL, even for nothing */
+    qsort(*P, (size_t)*n, sizeof **P, by_pair);
+  int32_t u = 0;
+  for (int32_t i = 0; i < *n; i++)
+    if (u == 0 || by_pair(&(*P)[u - 1], &(*P)[i]) != 0)
+      (*P)[u++] = (*P)[i];
+  *n = u;
+  return 0;
+}
+
+/* The step term of clusters a and b of C priced as one cluster (their
+ * buffers, merged in order into list, counted as a's in C->of while it
+ * is built), into *term (in: terms[a] + terms[b], valid for the union
+ * too).  FP_OK or an error of step_term. */
+static fp_status union_term(cluster_build *B, solver_clusters *C, int32_t *list,
+                            int32_t a, int32_t b, int32_t k, int32_t x,
+                            uint64_t weight, double deadline,
+                            const volatile sig_atomic_t *cancel, uint64_t *term,
+                            fp_error *err) {
+  int32_t i = C->start[a], j = C->start[b], n = 0;
+  while (i < C->start[a + 1] || j < C->start[b + 1])
+    list[n++] =
+        j >= C->start[b + 1] || (i < C->start[a + 1] && C->list[i] < C->list[j])
+            ? C->list[i++]
+            : C->list[j++];
+  for (j = C->start[b]; j < C->start[b + 1]; j++)
+    C->of[C->list[j]] = a;
+  B->of = C->of;
+  B->bufs = list;
+  B->n_bufs = n;
+  fp_status st = step_term(B, a, k, x, weight, STEP_UNION_NODES + 1, deadline,
+                           cancel, term, err);
+  for (j = C->start[b]; j < C->start[b + 1]; j++)
+    C->of[C->list[j]] = b;
+  return st;
+}
+
+/* Merges the pairs of P marked used (gain > 0, disjoint) in C and terms:
+ * b's buffers become a's, a's term their sum plus the gain.  0, or -1
+ * when out of memory (C is then unchanged but for the labels). */
+static int apply_pairs(const fp_graph *g, solver_clusters *C, uint64_t *terms,
+                       const step_pair *P, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    int32_t a = P[i].a, b = P[i].b;
+    for (int32_t j = C->start[b]; j < C->start[b + 1]; j++)
+      C->of[C->list[j]] = a;
+    C->nodes[a] += C->nodes[b]; /* at most: what the size test needs */
+    C->nodes[b] = 0;
+    terms[a] += terms[b] + P[i].gain;
+    terms[b] = 0;
+  }
+  int32_t *start, *list;
+  if (cluster_buffer_lists(g, C->of, C->count, &start, &list) != 0)
+    return -1;
+  free(C->start);
+  free(C->list);
+  C->start = start;
+  C->list = list;
+  return 0;
+}
+
+/* One round of merges: the pairs of clusters of C that share a node,
+ * each priced as one cluster; the disjoint ones that gain, largest gain
+ * first, are merged in C and terms (any partition's sum is a bound, and
+ * merging two clusters keeps a partition), *gain what they add.  FP_OK
+ * or an error. */
+static fp_status step_merge(const fp_graph *g, cluster_build *B,
+                            solver_clusters *C, uint64_t *terms, int32_t k,
+                            int32_t x, uint64_t weight, double deadline,
+                            const volatile sig_atomic_t *cancel, uint64_t *gain,
+                            fp_error *err) {
+  step_pair *P = NULL;
+  int32_t n = 0, kept = 0;
+  int32_t *list = malloc(((size_t)fp_graph_buffer_count(g) + 1) * sizeof *list);
+  char *used = calloc((size_t)C->count + 1, 1);
+  fp_status st = FP_OK;
+  *gain = 0;
+  if (!list || !used || shared_pairs(g, C, &P, &n) != 0) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (int32_t i = 0; st == FP_OK && i < n && fp_clock_now() < deadline &&
+                      !(cancel && *cancel);
+       i++) {
+    int32_t a = P[i].a, b = P[i].b;
+    uint64_t t = terms[a] + terms[b];
+    if (C->nodes[a] + C->nodes[b] <= STEP_UNION_NODES)
+      st =
+          union_term(B, C, list, a, b, k, x, weight, deadline, cancel, &t, err);
+    P[i].gain = t - terms[a] - terms[b];
+  }
+  if (n > 1)
+    qsort(P, (size_t)n, sizeof *P, by_gain_desc);
+  for (int32_t i = 0; st == FP_OK && i < n && P[i].gain > 0; i++)
+    if (!used[P[i].a] && !used[P[i].b]) {
+      used[P[i].a] = used[P[i].b] = 1;
+      *gain += P[i].gain;
+      P[kept++] = P[i];
+    }
+  if (st == FP_OK && kept > 0 && apply_pairs(g, C, terms, P, kept) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+fail:
+  B->of = C->of;
+  free(P);
+  free(list);
+  free(used);
+  return st;
+}
+
+/* The sum of step_term over the clusters of C (each at least the
+ * structural bound of its buffers), raised by rounds of step_merge
+ * (which merges clusters of C), into *sum.  FP_OK or an error. */
+static fp_status step_sum(const fp_graph *g, solver_clusters *C, int32_t k,
+                          int32_t x, uint64_t weight, double deadline,
+                          const volatile sig_atomic_t *cancel, uint64_t *sum,
+                          fp_error *err) {
+  cluster_build B;
+  memset(&B, 0, sizeof B); /* cluster_build_free is safe on it */
+  uint64_t *per_buffer =
+      malloc(((size_t)fp_graph_buffer_count(g) + 1) * sizeof *per_buffer);
+  uint64_t *terms = calloc((size_t)C->count + 1, sizeof *terms), gain = 0;
+  fp_status st = per_buffer && terms && cluster_build_init(&B, g) == 0
+                     ? fp_graph_buffer_traffic_bounds(g, per_buffer, err)
+                     : fp_error_set(err, FP_ENOMEM, "out of memory");
+  *sum = 0;
+  B.of = C->of;
+  B.size = C->size;
+  B.extra = x;
+  for (int32_t c = 0; st == FP_OK && c < C->count; c++) {
+    terms[c] = buffers_bound(C, c, per_buffer);
+    B.bufs = C->list + C->start[c];
+    B.n_bufs = C->start[c + 1] - C->start[c];
+    if (fp_clock_now() < deadline && !(cancel && *cancel))
+      st = step_term(&B, c, k, x, weight, C->size + 1, deadline, cancel,
+                     &terms[c], err);
+    *sum += terms[c];
+  }
+  for (int r = 0; st == FP_OK && r < STEP_MERGE_ROUNDS; r++) {
+    st =
+        step_merge(g, &B, C, terms, k, x, weight, deadline, cancel, &gain, err);
+    *sum += gain;
+    if (gain == 0)
+      break;
+  }
+  cluster_build_free(&B);
+  free(per_buffer);
+  free(terms);
+  return st;
+}
+
+fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
+                            int32_t x, uint64_t weight, double target,
+                            double time_s, double *bound, fp_error *err) {
+  double deadline = fp_clock_now() + time_s;
+  uint64_t limit = prm->limits.peak, best = 0;
+  *bound = 0;
+  /* Not on a graph with in-place pairs: a takeover's saving depends on
+   * where the other readers of its input run, which the split of the live
+   * bytes over clusters does not see, so a cluster could count bytes that
+   * the plan never holds and the bound would not be one. */
+  if (prm->objective != FP_OBJECTIVE_TRAFFIC || limit == FP_NO_LIMIT || x < 0 ||
+      x >= fp_graph_node_count(g) || time_s <= 0 ||
+      fp_graph_inplace_count(g) > 0)
+    return FP_OK;
+  fp_status st = limit ? FP_OK : solver_eager_peak(g, &limit, err);
+  /* Every plan within the limit holds at most `room` bytes of the
+   * clusters' buffers during the step running x. */
+  uint64_t res = fp_graph_resident_bytes(g), room = limit - res;
+  for (int i = 0; st == FP_OK && limit >= res && i < N_STEP_SIZES &&
+                  !((double)best >= target) && fp_clock_now() < deadline &&
+                  !(prm->cancel && *prm->cancel);
+       i++) {
+    solver_clusters C = {0};
+    uint64_t sum = 0;
+    if (solver_clusters_make(g, step_sizes[i], false, &C) != 0)
+      st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    else
+      st = step_sum(g, &C, fp_limits_fusion_size(&prm->limits, g), x, weight,
+                    deadline, prm->cancel, &sum, err);
+    if (st == FP_OK && sum > weight * room && sum - weight * room > best)
+      best = sum - weight * room;
+    solver_clusters_free(&C);
+  }
+  *bound = (double)best;
+  return st;
+}
+
 /* Groups the guided search of solver_exact_traffic, and each part of its
  * guide, may examine: a few seconds each on this project's machine. */
 #define EXACT_SEARCH_BUDGET 200000000

@@ -49,6 +49,25 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
                               const fp_metrics *m, double time_s,
                               double *bound2, fp_error *err);
 
+/* A lower bound on the traffic of every legal plan of g within prm's
+ * peak limit (0: the eager peak), for objective traffic: a Lagrangian
+ * bound on the step that runs node x (docs/solver.md, "Bounds").  Such a
+ * plan holds at most limit - resident bytes at that step, so for any
+ * weight w >= 0 its traffic is at least its traffic + w x (those bytes)
+ * - w x (limit - resident); the first sum splits over the clusters of a
+ * partition of the buffers, each bounded by the least of share + w x its
+ * buffers' bytes live at x's step over the plans of its cluster graph
+ * with x made a member (least_traffic.h, at_node), pairs of clusters
+ * sharing a node priced as one where that gains.  Partitions are tried
+ * until the bound reaches `target` (INFINITY: all), within time_s
+ * seconds (clusters past it count their structural bound).  *bound: 0
+ * when there is nothing to say (no limit, another objective, a graph
+ * with in-place pairs).  FP_OK,
+ * FP_ENOMEM or FP_EINTERNAL (the evaluator disagrees with a search). */
+fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
+                            int32_t x, uint64_t weight, double target,
+                            double time_s, double *bound, fp_error *err);
+
 /* The lexicographic optimum (least traffic, then least peak) among the
  * legal plans of g within prm's peak limit (0: the eager peak;
  * FP_NO_LIMIT: none) and fusion limit (prm->limits.max_fusion_size, else g's),

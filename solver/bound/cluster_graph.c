@@ -13,13 +13,15 @@
 #include "model/eval.h"
 #include "solver/window/window.h"
 
-/* N(S) of the cluster, ascending, into B->members. */
+/* N(S) of the cluster, and B->extra when set, ascending, into
+ * B->members. */
 static void collect_members(cluster_build *B) {
   B->count = 0;
-  for (int32_t i = 0; i < B->n_bufs; i++) {
-    const fp_buffer *buf = fp_graph_buffer(B->g, B->bufs[i]);
-    for (int32_t j = -1; j < buf->n_readers; j++) {
-      int32_t v = j < 0 ? buf->writer : buf->readers[j];
+  for (int32_t i = 0; i <= B->n_bufs; i++) {
+    const fp_buffer *buf =
+        i < B->n_bufs ? fp_graph_buffer(B->g, B->bufs[i]) : NULL;
+    for (int32_t j = buf ? -1 : 0; j < (buf ? buf->n_readers : 1); j++) {
+      int32_t v = !buf ? B->extra : j < 0 ? buf->writer : buf->readers[j];
       if (v >= 0 && B->node_map[v] < 0) {
         B->node_map[v] = B->count;
         B->members[B->count++] = v;
@@ -296,6 +298,7 @@ int cluster_build_init(cluster_build *B, const fp_graph *g) {
   int32_t n = fp_graph_node_count(g), nb = fp_graph_buffer_count(g);
   memset(B, 0, sizeof *B);
   B->g = g;
+  B->extra = -1;
   B->node_map = malloc(((size_t)n + 1) * sizeof *B->node_map);
   B->buf_map = malloc(((size_t)nb + 1) * sizeof *B->buf_map);
   B->members = malloc(((size_t)n + 1) * sizeof *B->members);
@@ -390,6 +393,7 @@ fp_status cluster_guide(const fp_graph *g, const int32_t *of, int32_t count,
   cluster_build B;
   int32_t *start = NULL, *list = NULL;
   fp_status st = FP_OK;
+  memset(&B, 0, sizeof B); /* freed below even when the guide's malloc fails */
   *complete = false;
   *guide = solver_lt_guide_create();
   if (!*guide || cluster_build_init(&B, g) != 0 ||

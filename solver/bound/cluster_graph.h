@@ -30,6 +30,8 @@ typedef struct cluster_build {
   int32_t n_bufs;
   int32_t size; /* the partition's N(S) size: larger clusters get none */
   int32_t c;
+  int32_t extra;     /* a node of g made a member too (-1: none; the step
+                        bound of bound.c prices the step that runs it) */
   int32_t *node_map; /* -1 between calls */
   int32_t *buf_map;  /* -1 between calls */
   int32_t *members;  /* N(S), ascending */

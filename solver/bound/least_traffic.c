@@ -101,6 +101,7 @@ typedef struct lt_levels {
 } lt_levels;
 
 typedef struct lt_search {
+  const fp_graph *g; /* the graph searched (its in-place pairs) */
   lt_graph X;
   lt_table T;
   lt_levels L;
@@ -119,6 +120,10 @@ typedef struct lt_search {
    * dpeak: its path's peak. */
   bool peaks;
   uint64_t limit, live0, dpeak;
+  /* The priced step (solver_lt_limits.at_node, -1: none): the group
+   * holding node `at` costs at_w per byte live above the resident ones. */
+  int32_t at;
+  uint64_t at_w;
   double deadline;
   const volatile sig_atomic_t *cancel;
   bool stopped, nomem;
@@ -566,13 +571,25 @@ static void undo_to(lt_search *S, int64_t mark) {
  * with peaks only when the step's live bytes fit the limit. */
 static void step(lt_search *S, lt_mask d, lt_mask s2, uint64_t cost,
                  uint64_t writes) {
-  if (S->pull)
+  /* The step's live bytes, less its in-place takeovers (model/eval.c),
+   * which depend on d and s2: needed to price the step at S->at and to
+   * hold it to the limit. */
+  bool priced = S->at >= 0 && (s2 >> S->at & 1);
+  uint64_t live = 0;
+  if (priced || (S->peaks && !S->pull))
+    live = S->live0 + writes - fp_inplace_mask_saving(S->g, d, s2);
+  if (priced)
+    cost += S->at_w * (live - S->X.resident);
+  if (S->pull) {
     pull(S, d | s2, cost);
-  else if (!S->peaks)
+    return;
+  }
+  if (!S->peaks) {
     relax(S, d | s2, d, cost, 0);
-  else if (S->live0 + writes <= S->limit)
-    relax(S, d | s2, d, cost,
-          S->live0 + writes > S->dpeak ? S->live0 + writes : S->dpeak);
+    return;
+  }
+  if (live <= S->limit)
+    relax(S, d | s2, d, cost, live > S->dpeak ? live : S->dpeak);
 }
 
 /* Every legal group leaving state d (u: its unscheduled nodes) that
@@ -634,10 +651,10 @@ static void run(lt_search *S) {
     for (int64_t i = 0; i < S->L.n[at] && !S->stopped && !S->nomem; i++) {
       lt_mask d = S->L.set[at][i];
       size_t slot = slot_of(&S->T, d);
-      if (S->peaks) {
+      if (S->peaks || S->at >= 0)
         S->live0 = live_base(S, d);
+      if (S->peaks)
         S->dpeak = S->T.peak[slot];
-      }
       grow(S, d, S->X.all & ~d, 0, 0, 0, S->T.cost[slot], 0, 0);
     }
 }
@@ -661,21 +678,40 @@ static fp_status path_plan(const lt_search *S, fp_plan *p, fp_error *err) {
   return FP_OK;
 }
 
-/* The evaluator's figure for the path found must be the search's. */
+/* The evaluator's figures for plan p, into *m, and its cost as the
+ * search counts it into *cost: the traffic, plus the priced step's live
+ * bytes above the resident ones times its weight.  FP_OK or the
+ * evaluator's error. */
+static fp_status eval_cost(const lt_search *S, const fp_plan *p, fp_metrics *m,
+                           uint64_t *cost, fp_error *err) {
+  fp_step tl[SOLVER_LT_MAX_NODES];
+  fp_status st = fp_plan_eval_k(S->X.sets.g, p, S->X.k, m, tl, err);
+  *cost = m->traffic_bytes;
+  for (int32_t t = 0; st == FP_OK && S->at >= 0 && t < fp_plan_group_count(p);
+       t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      if (grp[i] == S->at)
+        *cost += S->at_w * (tl[t].live_bytes - m->resident_bytes);
+  }
+  return st;
+}
+
 /* The evaluator's figures for the path found must be the search's: its
- * traffic, and with peaks its peak. */
+ * cost (eval_cost), and with peaks its peak. */
 static fp_status confirm(const lt_search *S, fp_plan *p, uint64_t traffic,
                          uint64_t peak, fp_error *err) {
   fp_metrics m;
+  uint64_t cost = 0;
   fp_status st = path_plan(S, p, err);
   if (st == FP_OK)
-    st = fp_plan_eval_k(S->X.sets.g, p, S->X.k, &m, NULL, err);
-  if (st == FP_OK && m.traffic_bytes != traffic)
+    st = eval_cost(S, p, &m, &cost, err);
+  if (st == FP_OK && cost != traffic)
     st = fp_error_set(err, FP_EINTERNAL,
                       "least traffic: search figure %llu disagrees with the "
                       "evaluator's %llu",
-                      (unsigned long long)traffic,
-                      (unsigned long long)m.traffic_bytes);
+                      (unsigned long long)traffic, (unsigned long long)cost);
   if (st == FP_OK && S->peaks && m.peak_bytes != peak)
     st = fp_error_set(err, FP_EINTERNAL,
                       "least traffic: search peak %llu disagrees with the "
@@ -692,11 +728,13 @@ static fp_status search_init(lt_search *S, const fp_graph *g, int32_t k,
                              const volatile sig_atomic_t *cancel,
                              fp_error *err) {
   memset(S, 0, sizeof *S);
+  S->at = -1; /* no priced step */
   S->budget = budget;
   S->deadline = deadline;
   S->cancel = cancel;
   S->upper = upper;
   S->nb = fp_graph_buffer_count(g);
+  S->g = g;
   if (lt_graph_init(&S->X, g, k) != 0)
     return fp_error_set(err, FP_ENOMEM, "least traffic: out of memory");
   if (table_init(&S->T, 64) != 0) {
@@ -716,6 +754,8 @@ void solver_lt_limits_init(solver_lt_limits *lim) {
   lim->upper = UINT64_MAX;
   lim->peak_limit = UINT64_MAX;
   lim->by_peak = false;
+  lim->at_node = -1;
+  lim->at_weight = 0;
 }
 
 fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
@@ -741,6 +781,8 @@ fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
   S.guide = guide && guide->count > 0 ? guide : NULL;
   S.peaks = lim->by_peak || lim->peak_limit != UINT64_MAX;
   S.limit = lim->peak_limit;
+  S.at = lim->at_node < fp_graph_node_count(g) ? lim->at_node : -1;
+  S.at_w = lim->at_weight;
   run(&S);
   out->work = S.work;
   if (S.nomem)

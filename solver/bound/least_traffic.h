@@ -137,9 +137,19 @@ typedef struct solver_lt_limits {
   uint64_t upper;      /* plans of traffic under it only (UINT64_MAX) */
   uint64_t peak_limit; /* bytes every step may hold (UINT64_MAX: none) */
   bool by_peak;        /* least peak among plans of least traffic */
+  /* A price on one step (the Lagrangian step bound of bound.c): with
+   * at_node >= 0, a plan's cost is its traffic plus at_weight times the
+   * bytes live above the resident ones during the step that runs node
+   * at_node; the search then minimizes that cost (out->traffic is it),
+   * and `upper` limits it.  A step's live bytes depend only on the set
+   * run before it and its group, so the price is one more term of that
+   * step's cost.  -1 (none). */
+  int32_t at_node;
+  uint64_t at_weight;
 } solver_lt_limits;
 
-/* Fills lim with the defaults in parentheses above (by_peak false). */
+/* Fills lim with the defaults in parentheses above (by_peak false,
+ * at_weight 0). */
 void solver_lt_limits_init(solver_lt_limits *lim);
 
 /* The least traffic of any legal plan of g within lim (a least-traffic

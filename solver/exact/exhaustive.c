@@ -15,7 +15,8 @@
  * writes each buffer with a reader outside S, no reader, or an output; and
  * live(t) counts the resident inputs, the freeable inputs with a reader
  * outside D, the buffers written in D that are outputs or have a reader
- * outside D, and the buffers S writes and materializes.  So the search
+ * outside D, and the buffers S writes and materializes, less S's in-place
+ * takeovers (fp_inplace_mask_saving, a function of D and S).  So the search
  * carries the traffic and the peak so far, both lower bounds on the final
  * figures, and skips
  *   - a step after which the peak or traffic exceeds a limit;
@@ -144,7 +145,8 @@ static uint64_t step_live(const exh_graph *X, uint32_t done, uint32_t s) {
         live += buf->bytes;
     }
   }
-  return live;
+  /* In-place takeovers depend on done and s alone as well. */
+  return live - fp_inplace_mask_saving(X->g, done, s);
 }
 
 /* ---- the search -------------------------------------------------------- */

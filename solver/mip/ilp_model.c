@@ -19,8 +19,11 @@
  *               mutually incompatible readers at byte level >= j
  *   live        l[b,t] >= m[b] + y[p,t] - y[c,t-1] - 1; freeable inputs
  *               l[b,t] >= 1 - y[c,t-1]
+ *   in-place    s[k,t] <= x[v,t], y[p,t-1], y[c,t-1], m[o] for pair k =
+ *               (i, o) of node v (p writes i, c other readers of i);
+ *               sum of s[.,t] over v's pairs sharing a buffer <= 1
  *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
- *               directly in y)
+ *               directly in y) - sum_k bytes_o s[k,t]
  *   traffic     traffic <= limit (objective peak only)
  *   cluster     sum over the buffers of a cluster S of their traffic terms
  *               >= lb(S), the cluster's bound from bound.c (valid for
@@ -773,6 +776,124 @@ static void add_live(builder *B, int32_t b) {
   }
 }
 
+/* ---- in-place takeovers (docs/cost-model.md, "In-place kernels") ------
+ * s[k,t] may be 1 only when pair k = (i, o) of node v applies at step t:
+ * v runs at t, i's writer and i's other readers before t, o materialized.
+ * Pairs of v that share a buffer form a star (graph.h), so at most one
+ * of them applies and any one saves the same bytes: the minimum sets
+ * each s to what the evaluator applies, and the peak rows equal its live
+ * bytes.  A spare m[o] = 1 (o not materialized) adds o's bytes to l[o,t]
+ * as much as s takes off, so it gains nothing. */
+
+/* The last step at which node v may run. */
+static int32_t last_step(const ilp_model *M, int32_t v) {
+  return M->hi[v] < M->T - 1 ? M->hi[v] : M->T - 1;
+}
+
+/* Whether pair pr can ever apply: i dies in memory (not an output; a
+ * freeable input or a produced buffer) and o may be materialized. */
+static bool pair_possible(const ilp_model *M, fp_inplace pr) {
+  const fp_buffer *i = fp_graph_buffer(M->g, pr.read);
+  return !i->output && (!i->input || i->freeable) && M->mfix[pr.write] != 0;
+}
+
+/* The rows s <= each condition of pair pr of node v at step t. */
+static void add_pair_rows(builder *B, int32_t v, fp_inplace pr, int col,
+                          int32_t t) {
+  ilp_model *M = B->M;
+  const fp_buffer *i = fp_graph_buffer(M->g, pr.read);
+  char nm[96];
+  const char *name = fp_graph_buffer(M->g, pr.write)->name;
+  rb_col(&B->rb, col, 1);
+  rb_x(&B->rb, M, v, t, -1);
+  add_row(B, -HUGE_VAL, 0, make_name(nm, sizeof nm, "ipx", name, v, t), 0);
+  for (int32_t r = -1; r < i->n_readers; r++) {
+    int32_t c = r < 0 ? i->writer : i->readers[r];
+    if (c < 0 || c == v)
+      continue;
+    rb_col(&B->rb, col, 1);
+    rb_y(&B->rb, M, c, t - 1, -1);
+    add_row(B, -HUGE_VAL, 0, make_name(nm, sizeof nm, "ipy", name, c, t), 0);
+  }
+  if (M->mfix[pr.write] < 0) {
+    rb_col(&B->rb, col, 1);
+    rb_col(&B->rb, M->mcol[pr.write], -1);
+    add_row(B, -HUGE_VAL, 0, make_name(nm, sizeof nm, "ipm", name, v, t), 0);
+  }
+}
+
+/* The star rows of node v at step t: its pairs sharing a buffer with
+ * pair j (the first of them) apply once at most. */
+static void add_star_rows(builder *B, int32_t v, int32_t base, int32_t t) {
+  ilp_model *M = B->M;
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(M->g, v, &m);
+  char nm[96];
+  for (int side = 0; side < 2; side++)
+    for (int32_t j = 0; j < m; j++) {
+      int32_t key = side ? pr[j].write : pr[j].read, n = 0;
+      bool first = true;
+      for (int32_t k = 0; k < m; k++) {
+        if ((side ? pr[k].write : pr[k].read) != key || !M->scol[base + k])
+          continue;
+        first &= k >= j;
+        n++;
+        rb_col(&B->rb, M->scol[base + k] + (t - M->lo[v]), 1);
+      }
+      if (first && n > 1)
+        add_row(B, -HUGE_VAL, 1,
+                make_name(nm, sizeof nm, "ipstar", fp_graph_node(M->g, v)->name,
+                          j, t),
+                0);
+      B->rb.n = 0;
+      B->rb.cst = 0;
+    }
+}
+
+/* Columns s[k,t] and their rows for every pair that can apply. */
+static bool add_inplace(builder *B) {
+  ilp_model *M = B->M;
+  int32_t np = fp_graph_inplace_count(M->g), base = 0;
+  char nm[96];
+  if (np == 0)
+    return true;
+  if (!(M->scol = calloc((size_t)np, sizeof *M->scol)))
+    return false;
+  for (int32_t v = 0; v < M->n && !M->stopped; v++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(M->g, v, &m);
+    for (int32_t k = 0; k < m; k++) {
+      if (!pair_possible(M, pr[k]) || M->lo[v] > last_step(M, v))
+        continue;
+      M->scol[base + k] = glp_get_num_cols(M->lp) + 1;
+      for (int32_t t = M->lo[v]; t <= last_step(M, v); t++)
+        add_col(
+            M, false, 1, 0,
+            make_name(nm, sizeof nm, "s", fp_graph_node(M->g, v)->name, k, t));
+      for (int32_t t = M->lo[v]; t <= last_step(M, v); t++)
+        add_pair_rows(B, v, pr[k], M->scol[base + k] + (t - M->lo[v]), t);
+    }
+    for (int32_t t = M->lo[v]; m > 1 && t <= last_step(M, v); t++)
+      add_star_rows(B, v, base, t);
+    base += m;
+  }
+  return true;
+}
+
+/* Takes the in-place savings of step t off the peak row being built. */
+static void peak_inplace(builder *B, int32_t t) {
+  ilp_model *M = B->M;
+  for (int32_t v = 0, base = 0; M->scol && v < M->n; v++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(M->g, v, &m);
+    for (int32_t k = 0; k < m; k++)
+      if (M->scol[base + k] && M->lo[v] <= t && t <= last_step(M, v))
+        rb_col(&B->rb, M->scol[base + k] + (t - M->lo[v]),
+               (double)fp_graph_buffer(M->g, pr[k].write)->bytes / M->scale);
+    base += m;
+  }
+}
+
 /* Whether buffer b is resident: live in every step whatever the plan. */
 static bool resident(const fp_buffer *buf) {
   return buf->input && (!buf->freeable || buf->output);
@@ -798,6 +919,7 @@ static void add_peak_rows(builder *B) {
         rb_col(&B->rb, B->lbase[b] + (t - B->lt0[b]), -units);
       /* else: a freeable input nobody reads is never live */
     }
+    peak_inplace(B, t);
     snprintf(nm, sizeof nm, "peak_%d", (int)t);
     add_row(B, 0, HUGE_VAL, nm, M->pcol);
   }
@@ -873,6 +995,8 @@ static bool add_cost_rows(builder *B) {
     if (lives && buf->n_readers > 0)
       add_live(B, b);
   }
+  if (!add_inplace(B))
+    return false;
   add_peak_rows(B);
   return true;
 }
@@ -1142,6 +1266,7 @@ void ilp_free(ilp_model *M) {
   free(M->zcol);
   free(M->mcol);
   free(M->mfix);
+  free(M->scol);
   free(M->row_target);
   free(M->names);
   free(M->reach);
@@ -1178,6 +1303,16 @@ bool ilp_plan_columns(const ilp_model *M, const fp_plan *p, double *x) {
       x[M->ycol[v] + (t - M->lo[v])] = step[v] <= t;
   for (int32_t t = 0; ok && t < M->T; t++)
     x[M->zcol[t]] = t < fp_plan_group_count(p);
+  for (int32_t v = 0, base = 0; ok && M->scol && v < M->n; v++) {
+    int32_t m; /* s: the pairs the evaluator applies at v's step */
+    fp_graph_inplace(M->g, v, &m);
+    uint64_t on = m ? fp_inplace_plan_applied(M->g, step, v) : 0;
+    for (int32_t k = 0; k < m; k++)
+      if (M->scol[base + k] && step[v] >= M->lo[v] &&
+          step[v] <= last_step(M, v))
+        x[M->scol[base + k] + (step[v] - M->lo[v])] = (double)(on >> k & 1);
+    base += m;
+  }
   /* Definition rows come in dependency order: raise each target to the
    * least value its row allows. */
   for (int r = 1; ok && r <= nr; r++) {

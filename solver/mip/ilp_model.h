@@ -29,17 +29,19 @@ typedef struct ilp_model {
   const fp_graph *g;
   const fp_ilp_params *prm;
   glp_prob *lp;
-  int32_t n, T, k;   /* nodes, steps, max fusion size */
-  int32_t *lo, *hi;  /* node windows */
-  int *ycol;         /* ycol[v] + (t - lo[v]) = column of y[v,t] */
-  int *zcol;         /* zcol[t]: step t used (symmetry breaking) */
-  int *mcol;         /* buffer -> column of m[b], 0 when fixed */
-  int8_t *mfix;      /* buffer -> -1 free, 0/1 fixed value */
-  int pcol;          /* column P (0 when no peak is modelled) */
-  bool exact;        /* windows are exact (no warm-start window) */
-  bool with_peak;    /* peak rows present */
-  double scale;      /* bytes per model unit */
-  double obj_const;  /* constant part of the objective, in units */
+  int32_t n, T, k;  /* nodes, steps, max fusion size */
+  int32_t *lo, *hi; /* node windows */
+  int *ycol;        /* ycol[v] + (t - lo[v]) = column of y[v,t] */
+  int *zcol;        /* zcol[t]: step t used (symmetry breaking) */
+  int *mcol;        /* buffer -> column of m[b], 0 when fixed */
+  int8_t *mfix;     /* buffer -> -1 free, 0/1 fixed value */
+  int pcol;         /* column P (0 when no peak is modelled) */
+  int *scol;        /* in-place pair (graph-wide, node order) -> its column s at
+                       step lo[v] (then one per step), 0 when none */
+  bool exact;       /* windows are exact (no warm-start window) */
+  bool with_peak;   /* peak rows present */
+  double scale;     /* bytes per model unit */
+  double obj_const; /* constant part of the objective, in units */
   uint64_t resident; /* bytes live throughout */
   uint64_t peak_cap; /* peak limit in bytes (FP_NO_LIMIT: none) */
   int *row_target;   /* row -> column a definition row bounds, or 0 */

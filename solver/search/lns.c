@@ -92,6 +92,14 @@
  * models of 6,400-7,200 rows were proved in under 10 s); the exact model
  * is tried when its root LP should fit in its share. */
 #define LP_SECONDS_PER_ROW2 1.2e-7
+/* Share of the time limit the step bound (solver_step_bound) may take
+ * each time the plan's peak step moves: 0.2-0.6 s where it proves the
+ * plan (efficientnet_b0.fwd, mobilenetv3_large_100.fwd, mobilevit_s.fwd),
+ * about 2 s where it cannot (levit_128.fwd, 576 bytes short). */
+#define STEP_BOUND_SHARE 0.1
+/* ... at most this many times a run: where the peak step keeps moving
+ * (large graphs), each try would take that share again. */
+#define STEP_BOUND_TRIES 3
 /* Groups the exact least-traffic search may examine on one window before
  * its ILP runs instead (about 0.05 s). */
 #define WINDOW_SEARCH_BUDGET 2000000
@@ -132,6 +140,8 @@ typedef struct lns {
                           some window changes the plan */
   bool both_proven;    /* the exact search gave the lexicographic optimum */
   bool exact_tried;    /* exact_again ran */
+  int32_t step_x;      /* the node the step bound last priced (-1: none) */
+  int step_tries;      /* step bounds computed (at most STEP_BOUND_TRIES) */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */
@@ -782,6 +792,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
   L->moves_clean = -1;
+  L->step_x = -1;
   L->bound2 = NAN;
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
   if (st != FP_OK)
@@ -864,6 +875,42 @@ static fp_status exact_again(lns *L, fp_error *err) {
   return st;
 }
 
+/* Raises L->bound by the step bound (solver_step_bound, weight 1) at
+ * the first node of the current plan's peak step, for objective traffic
+ * under a peak limit, once per such node.  Where the least-traffic plans
+ * all exceed the limit by a little (efficientnet_b0.fwd: the running-mean
+ * updates, fused early with the statistics they read, are live at the
+ * peak step), the traffic bound alone cannot see that the limit costs
+ * traffic; pricing the bytes at that step can.  FP_OK or an error of
+ * the bound. */
+static fp_status step_bound(lns *L, fp_error *err) {
+  double v = fp_objective_value(L->prm, &L->cur_m);
+  /* Only where the limit may be what holds the plan: its peak within
+   * the gap of the limit (gpt2-triton.fwd: 16 KB under it, 4 KB of gap,
+   * and a better plan exists). */
+  if (L->prm->objective != FP_OBJECTIVE_TRAFFIC || L->peak_cap == FP_NO_LIMIT ||
+      L->cur_m.peak_step < 0 || !level1_open(L) || out_of_time(L) ||
+      L->step_tries >= STEP_BOUND_TRIES ||
+      (double)(L->peak_cap - L->cur_m.peak_bytes) > v - L->bound)
+    return FP_OK;
+  int32_t len;
+  const int32_t *grp = fp_plan_group(L->cur, L->cur_m.peak_step, &len);
+  if (len < 1 || grp[0] == L->step_x)
+    return FP_OK;
+  L->step_x = grp[0];
+  L->step_tries++;
+  double left = L->deadline - fp_clock_now(), b = 0;
+  double t = STEP_BOUND_SHARE * L->prm->time_limit_s;
+  fp_ilp_params q = *L->prm;
+  q.limits.peak = L->peak_cap;
+  /* Once it reaches the plan's traffic, the plan is proven. */
+  fp_status st = solver_step_bound(L->g, &q, grp[0], 1, v,
+                                   t < left / 2 ? t : left / 2, &b, err);
+  if (st == FP_OK && b > L->bound)
+    L->bound = b;
+  return st;
+}
+
 /* Raises L->bound2 to solver_second_bound at the current plan: for
  * objective traffic, the peak bound below the current peak (a few tenths
  * of a second; structural only once out of time); for objective peak,
@@ -905,7 +952,11 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
   L->W = FP_AUTO_WINDOW_START;
   for (int idle = 0; st == FP_OK && !out_of_time(L) && level1_open(L);) {
     bool improved;
-    st = move_pass(L, &improved, err);
+    st = step_bound(L, err);
+    if (st == FP_OK && level1_open(L))
+      st = move_pass(L, &improved, err);
+    else
+      improved = false;
     if (st == FP_OK && !out_of_time(L) && level1_open(L)) {
       bool windows;
       st = run_pass(L, &windows, err);

@@ -227,6 +227,25 @@ START_TEST(chain_by_hand) {
 }
 END_TEST
 
+/* The chain with in-place pairs (docs/cost-model.md, "In-place
+ * kernels"): the tracking allocator counts each output in its dying
+ * input's storage exactly where the evaluator does (eager: one 1000-byte
+ * storage at a time), and not where fusion removes the pair. */
+START_TEST(inplace_chain_by_hand) {
+  fp_graph *g = tu_inplace_chain(false, false);
+  static const char *const plans[] = {"a | b | c", "a b | c", "a | b c"};
+  static const uint64_t peak[] = {1000, 2000, 2000};
+  for (int i = 0; i < 3; i++) {
+    fp_plan *p = tu_plan(g, plans[i]);
+    fp_exec_report r = run_exact(g, p, plans[i]);
+    ck_assert_uint_eq(r.peak_bytes, peak[i]);
+    fp_exec_report_free(&r);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* The outputs depend on the input values (the seed) and on nothing else. */
 START_TEST(seed_changes_outputs) {
   uint64_t seed = 1;
@@ -530,6 +549,7 @@ int main(void) {
   tcase_add_loop_test(tc, cuda_generator_accounting, 0, FP_GEN_FAMILY_COUNT_);
   tc = tcase(s, "api");
   tcase_add_test(tc, chain_by_hand);
+  tcase_add_test(tc, inplace_chain_by_hand);
   tcase_add_test(tc, seed_changes_outputs);
   tcase_add_test(tc, repeat_and_times);
   tcase_add_test(tc, empty_graph);

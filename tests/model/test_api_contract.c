@@ -179,6 +179,8 @@ START_TEST(graph_h_building) {
   EXPECT_EARG(fp_graph_set_node_loop(NULL, 0, &none, ERR));
   EXPECT_EARG(fp_graph_set_node_loop(g, 0, NULL, ERR));
   ck_assert_int_eq(fp_graph_set_node_loop(g, -1, &none, &err), FP_EINPUT);
+  EXPECT_EARG(fp_graph_add_inplace(NULL, 0, 0, 0, ERR));
+  ck_assert_int_eq(fp_graph_add_inplace(g, -1, 0, 0, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_finalize(NULL, ERR));
   ck_assert_int_eq(fp_graph_set_max_fusion_size(g, -3, &err), FP_EINPUT);
   ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, UINT64_MAX, &err),
@@ -232,6 +234,12 @@ START_TEST(graph_h_reading) {
   ck_assert(!fp_loop_equal(NULL, &fp_graph_node(g, 0)->loop));
   ck_assert_int_eq(fp_graph_resident_bytes(NULL), 0);
   ck_assert_int_eq(fp_graph_outside_live_bytes(NULL), 0);
+  int32_t m = 7;
+  ck_assert_ptr_null(fp_graph_inplace(NULL, 0, &m));
+  ck_assert_int_eq(m, 0);
+  ck_assert_ptr_null(fp_graph_inplace(g, -1, NULL));
+  ck_assert_ptr_null(fp_graph_inplace(o, 0, NULL));
+  ck_assert_int_eq(fp_graph_inplace_count(NULL), 0);
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");
   ck_assert_str_eq(fp_op_name((fp_op_fn)-1), "unknown");
   ck_assert_str_eq(fp_index_name((fp_index)99), "unknown");
@@ -308,6 +316,14 @@ START_TEST(eval_h) {
   EXPECT_EARG(fp_graph_traffic_bound(g, NULL, ERR));
   EXPECT_EARG(fp_graph_buffer_traffic_bounds(o, per, ERR));
   EXPECT_EARG(fp_graph_buffer_traffic_bounds(g, NULL, ERR));
+  int32_t step[8] = {0};
+  ck_assert_uint_eq(fp_inplace_node_saving(NULL, 0, NULL, NULL), 0);
+  ck_assert_uint_eq(fp_inplace_node_saving(g, -1, NULL, NULL), 0);
+  ck_assert_uint_eq(fp_inplace_node_applied(g, 0, NULL, NULL), 0);
+  ck_assert_uint_eq(fp_inplace_plan_applied(NULL, step, 0), 0);
+  ck_assert_uint_eq(fp_inplace_plan_applied(g, NULL, 0), 0);
+  ck_assert_uint_eq(fp_inplace_plan_applied(g, step, -1), 0);
+  ck_assert_uint_eq(fp_inplace_mask_saving(NULL, 0, 1), 0);
   fp_plan_destroy(p);
   fp_graph_destroy(o);
   fp_graph_destroy(g);
@@ -390,7 +406,9 @@ START_TEST(peak_bound_h) {
   EXPECT_EARG(fp_peak_restrict(g, 0, 1, NULL, &pairs, ERR));
   EXPECT_EARG(fp_peak_restrict(g, 0, 1, &rg, NULL, ERR));
   ck_assert_ptr_null(rg);
-  fp_peak_test_far_rule(-7); /* any int: nonzero is on */
+  ck_assert_uint_eq(fp_inplace_step_cap(NULL, 0), 0);
+  ck_assert_uint_eq(fp_inplace_step_cap(g, -1), 0); /* no pairs */
+  fp_peak_test_far_rule(-7);                        /* any int: nonzero is on */
   fp_peak_test_far_rule(1);
   fp_graph_destroy(o);
   fp_graph_destroy(g);

@@ -298,6 +298,89 @@ START_TEST(out_of_range_index) {
 }
 END_TEST
 
+/* ---- in-place takeovers (docs/cost-model.md, "In-place kernels") ----- */
+
+/* Each step's live bytes of plan `plan` against want[]. */
+static void expect_live(const fp_graph *g, const char *plan,
+                        const uint64_t *want) {
+  fp_plan *p = tu_plan(g, plan);
+  fp_step tl[8];
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval(g, p, &m, tl, NULL), FP_OK);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++)
+    ck_assert_msg(tl[t].live_bytes == want[t], "%s step %d: %llu != %llu", plan,
+                  (int)t, (unsigned long long)tl[t].live_bytes,
+                  (unsigned long long)want[t]);
+  fp_plan_destroy(p);
+}
+
+/* Eager, every node writes over its dying input: each step holds one
+ * 1000-byte storage instead of two, so the peak drops by exactly the
+ * in-place buffer's bytes (2000 without pairs, tu_chain3_json); traffic
+ * does not change. */
+START_TEST(inplace_lowers_the_peak) {
+  fp_graph *g = tu_inplace_chain(false, false),
+           *plain = tu_inplace_chain(false, true);
+  expect(g, "a | b | c", 6000, 1000);
+  static const uint64_t eager[] = {1000, 1000, 1000};
+  expect_live(g, "a | b | c", eager);
+  fp_plan *p = tu_plan(plain, "a | b | c");
+  ck_assert_uint_eq(tu_eval(plain, p).peak_bytes, 2000);
+  fp_plan_destroy(p);
+  fp_graph_destroy(plain);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Where a pair does not apply: t1 fused away (a b: t1 never in memory,
+ * so neither (x, t1) nor (t1, t2) is taken); x read again later by d (x
+ * does not die at a's step). */
+START_TEST(inplace_needs_a_dying_input_and_a_materialized_output) {
+  fp_graph *g = tu_inplace_chain(false, false);
+  static const uint64_t fused[] = {2000, 1000};
+  expect_live(g, "a b | c", fused); /* step 1: (t2, y) still applies */
+  expect(g, "a b | c", 4000, 2000);
+  fp_graph_destroy(g);
+  g = tu_inplace_chain(true, false);
+  /* step 0: x + t1 (x read by d later); 1: x + t2 over t1; 2: x + y over
+   * t2; 3: x + y + z */
+  static const uint64_t late[] = {2000, 2000, 2000, 2010};
+  expect_live(g, "a | b | c | d", late);
+  /* d first: then x dies at a's step and t1 takes it over */
+  static const uint64_t early[] = {1010, 1010, 1010, 1010};
+  expect_live(g, "d | a | b | c", early);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* One storage goes to one output, and one output takes one storage: x
+ * may go to y or z, not both (the listed order decides); z may take x or
+ * w, not both. */
+static const char inplace_star_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3,"
+    " 'buffers': [{'name': 'x', 'bytes': 100, 'input': true,"
+    "   'freeable': true}, {'name': 'w', 'bytes': 100, 'input': true,"
+    "   'freeable': true}, {'name': 'y', 'bytes': 100},"
+    "  {'name': 'z', 'bytes': 100}],"
+    " 'nodes': [{'name': 'n', 'kind': 'extern', 'reads': ['x', 'w'],"
+    "   'writes': ['y', 'z'], 'inplace': %s}], 'outputs': ['y', 'z']}";
+
+START_TEST(inplace_takes_each_storage_once) {
+  static const char *const pairs[] = {"[['x', 'z'], ['x', 'y']]",
+                                      "[['x', 'z'], ['w', 'z']]",
+                                      "[['x', 'z'], ['w', 'y']]"};
+  static const uint64_t peak[] = {300, 300, 200};
+  for (int i = 0; i < 3; i++) {
+    char doc[700];
+    snprintf(doc, sizeof doc, inplace_star_json, pairs[i]);
+    fp_graph *g = tu_graph(doc);
+    /* x, w, y, z = 400 less 100 per takeover; traffic 200 + 200 */
+    expect(g, "n", 400, peak[i]);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* ---- property test against a naive evaluator ----------------------------- */
 
 enum { MAXN = 10, MAXB = 32 };
@@ -397,6 +480,34 @@ static bool naive_legal(const fp_graph *g, const fp_plan *p, int32_t *step) {
   return true;
 }
 
+/* The in-place bytes saved at step t straight from the definition: nodes
+ * of G_t in ascending order, their pairs in listed order, each storage
+ * and each output taken once. */
+static uint64_t naive_inplace(const fp_graph *g, const int32_t *step,
+                              int32_t t) {
+  bool taken_in[MAXB] = {false}, taken_out[MAXB] = {false};
+  uint64_t saved = 0;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+    for (int32_t k = 0; k < m && step[v] == t; k++) {
+      const fp_buffer *i = fp_graph_buffer(g, pr[k].read);
+      const fp_buffer *o = fp_graph_buffer(g, pr[k].write);
+      bool dies = !i->output && (i->input ? i->freeable : step[i->writer] < t);
+      for (int32_t r = 0; r < i->n_readers; r++)
+        dies &= i->readers[r] == v || step[i->readers[r]] < t;
+      bool mat = o->output || o->n_readers == 0;
+      for (int32_t r = 0; r < o->n_readers; r++)
+        mat |= step[o->readers[r]] != t;
+      if (dies && mat && !taken_in[pr[k].read] && !taken_out[pr[k].write]) {
+        taken_in[pr[k].read] = taken_out[pr[k].write] = true;
+        saved += o->bytes;
+      }
+    }
+  }
+  return saved;
+}
+
 /* live(t) straight from the definition, buffer by buffer. */
 static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
                            int32_t t) {
@@ -423,7 +534,7 @@ static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
     if (step[buf->writer] <= t && t <= end)
       live += buf->bytes;
   }
-  return live;
+  return live - naive_inplace(g, step, t);
 }
 
 /* Traffic of buffer b at step t straight from the definition. */
@@ -563,6 +674,9 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, empty_graph);
   tcase_add_test(tc, legality_rules);
   tcase_add_test(tc, out_of_range_index);
+  tcase_add_test(tc, inplace_lowers_the_peak);
+  tcase_add_test(tc, inplace_needs_a_dying_input_and_a_materialized_output);
+  tcase_add_test(tc, inplace_takes_each_storage_once);
   suite_add_tcase(s, tc);
   TCase *prop = tcase_create("property");
   tcase_set_timeout(prop, 120);

@@ -264,6 +264,87 @@ START_TEST(loop_round_trip) {
 }
 END_TEST
 
+/* Version 3's node field inplace: pairs round-trip in listed order, the
+ * file is written as version 3 only when some node has pairs, an older
+ * version cannot carry it, and bad pairs name the file, node and buffers. */
+static const char inplace_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'ip',"
+    " 'buffers': [{'name': 'x', 'bytes': 64, 'input': true, 'freeable': true},"
+    "  {'name': 'y', 'bytes': 64}, {'name': 'z', 'bytes': 64}],"
+    " 'nodes': [{'name': 'n', 'kind': 'pointwise', 'iter': [16, 1],"
+    "   'reads': ['x'], 'writes': ['y', 'z'],"
+    "   'inplace': [['x', 'z'], ['x', 'y']]}], 'outputs': ['y', 'z']}";
+
+/* inplace_json with node n's inplace value replaced by `pairs` and its
+ * version by `ver`. */
+static void expect_inplace_error(int ver, const char *pairs, const char *msg) {
+  char doc[600];
+  snprintf(doc, sizeof doc,
+           "{'format': 'fuseplan.graph', 'version': %d, 'name': 'ip',"
+           " 'buffers': [{'name': 'x', 'bytes': 64, 'input': true},"
+           "  {'name': 'y', 'bytes': 64}, {'name': 'w', 'bytes': 8}],"
+           " 'nodes': [{'name': 'n', 'kind': 'pointwise', 'iter': [16, 1],"
+           "   'reads': ['x'], 'writes': ['y', 'w'], 'inplace': %s}]}",
+           ver, pairs);
+  expect_load_error(doc, msg);
+}
+
+START_TEST(inplace_round_trip) {
+  fp_graph *g = tu_graph(inplace_json), *g2 = NULL;
+  int32_t m;
+  const fp_inplace *p = fp_graph_inplace(g, 0, &m);
+  ck_assert_int_eq(m, 2);
+  ck_assert_int_eq(fp_graph_inplace_count(g), 2);
+  ck_assert_int_eq(p[0].read, fp_graph_find_buffer(g, "x"));
+  ck_assert_int_eq(p[0].write, fp_graph_find_buffer(g, "z"));
+  ck_assert_int_eq(p[1].write, fp_graph_find_buffer(g, "y"));
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 3,"));
+  ck_assert_ptr_nonnull(
+      strstr(a, "\"inplace\": [[\"x\", \"z\"], [\"x\", \"y\"]]"));
+  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
+  char *b = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  fp_graph_destroy(g2);
+  g2 = fp_graph_copy_open(g, NULL); /* copies keep the pairs */
+  ck_assert_int_eq(fp_graph_finalize(g2, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_inplace_count(g2), 2);
+  fp_graph_destroy(g2);
+  fp_graph_destroy(g);
+  expect_inplace_error(2, "[['x', 'y']]",
+                       "test.json: node 'n': inplace: needs version 3 (this is "
+                       "2)");
+  expect_inplace_error(3, "[['y', 'x']]",
+                       "test.json: node 'n': inplace: 'y' is not a buffer it "
+                       "reads");
+  expect_inplace_error(3, "[['x', 'x']]",
+                       "node 'n': inplace: 'x' is not a buffer it writes");
+  expect_inplace_error(3, "[['x', 'w']]",
+                       "node 'n': inplace: 'x' (64 bytes) and 'w' (8 bytes) "
+                       "differ in size");
+  expect_inplace_error(3, "[['x', 'y'], ['x', 'y']]",
+                       "node 'n': inplace: pair ['x', 'y'] listed twice");
+  expect_inplace_error(3, "[['x', 'q']]",
+                       "node 'n': inplace[0]: unknown buffer 'q'");
+  expect_inplace_error(3, "[['x']]",
+                       "node 'n': inplace[0]: expected [read_buffer, "
+                       "written_buffer]");
+  expect_inplace_error(3, "{}", "node 'n': inplace: expected an array");
+  /* a chain, not a star: (x, y) shares x with (x, z) and y with (u, y) */
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 3,"
+                    " 'buffers': [{'name': 'x', 'bytes': 8, 'input': true},"
+                    "  {'name': 'u', 'bytes': 8, 'input': true},"
+                    "  {'name': 'y', 'bytes': 8}, {'name': 'z', 'bytes': 8}],"
+                    " 'nodes': [{'name': 'n', 'kind': 'extern',"
+                    "  'reads': ['x', 'u'], 'writes': ['y', 'z'],"
+                    "  'inplace': [['x', 'z'], ['x', 'y'], ['u', 'y']]}]}",
+                    "node 'n': inplace: pair ['x', 'y'] shares its read "
+                    "with one pair and its written buffer with another");
+}
+END_TEST
+
 START_TEST(deep_nesting_rejected) {
   /* cJSON's compiled-in nesting limit is 1000 levels. */
   size_t depth = 1500;
@@ -797,6 +878,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, load_errors);
   tcase_add_test(tc, outside_live_bytes_round_trip);
   tcase_add_test(tc, loop_round_trip);
+  tcase_add_test(tc, inplace_round_trip);
   tcase_add_test(tc, deep_nesting_rejected);
   tcase_add_test(tc, plan_round_trip);
   tcase_add_test(tc, plan_errors);

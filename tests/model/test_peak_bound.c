@@ -42,7 +42,9 @@ static uint64_t exhaustive_min_peak(const fp_graph *g, int32_t k) {
 
 START_TEST(bound_never_exceeds_the_optimum) {
   tu_rng r = {0x9e3779b97f4a7c15ull};
-  int tight = 0, above_structural = 0;
+  /* Counted over graphs without in-place pairs (about half): with them,
+   * the rules give up what takeovers may save (peak_bound.h). */
+  int tight = 0, above_structural = 0, plain = 0;
   for (int i = 0; i < 1500; i++) {
     fp_graph *g = tu_random_graph(&r, 1, 8);
     int32_t k = tu_below(&r, 3) == 0 ? 1 + (int32_t)tu_below(&r, 3) : 0;
@@ -57,17 +59,21 @@ START_TEST(bound_never_exceeds_the_optimum) {
       ck_assert_uint_le(sb.peak_bytes, opt);
       ck_assert_uint_ge(sb.peak_bytes, lb); /* it includes these rules */
     }
-    tight += lb == opt;
-    above_structural += lb > fp_graph_resident_bytes(g);
+    bool counted = fp_graph_inplace_count(g) == 0;
+    plain += counted;
+    tight += counted && lb == opt;
+    above_structural += counted && lb > fp_graph_resident_bytes(g);
     fp_graph_destroy(g);
   }
   /* Not a proof of strength, but a bound equal to the resident bytes
    * everywhere would pass the loop above: most random graphs are tight. */
   if (getenv("FP_TEST_SHOW_TIGHT"))
-    fprintf(stderr, "tight %d of 1500, above resident %d\n", tight,
+    fprintf(stderr, "tight %d of %d, above resident %d\n", tight, plain,
             above_structural);
-  ck_assert_int_gt(tight, 1200); /* 1,169 without the min-cut rule */
-  ck_assert_int_gt(above_structural, 1125);
+  /* Over all 1500 before pairs: 1200 (1,169 without the min-cut rule) and
+   * 1125, scaled to the graphs counted. */
+  ck_assert_int_gt(tight, plain * 1200 / 1500);
+  ck_assert_int_gt(above_structural, plain * 1125 / 1500);
 }
 END_TEST
 
@@ -88,8 +94,10 @@ static uint64_t eager_peak(const fp_graph *g) {
 START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
   tu_rng r = {0x2545f4914f6cdd1dull};
   int restricted = 0, far = 0; /* graphs the second rule adds pairs to */
+  int plain = 0; /* graphs without in-place pairs (only they get pairs) */
   for (int i = 0; i < 600; i++) {
     fp_graph *g = tu_random_graph(&r, 2, 8);
+    plain += fp_graph_inplace_count(g) == 0;
     uint64_t lo = exhaustive_min_peak(g, 0), hi = eager_peak(g);
     uint64_t limit = lo + (hi > lo ? tu_below(&r, (uint32_t)(hi - lo + 1)) : 0);
     fp_graph *rg = NULL;
@@ -97,6 +105,7 @@ START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
     fp_error err;
     ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg, &pairs, &err), FP_OK);
     ck_assert(rg ? pairs > 0 : pairs == 0);
+    ck_assert(!rg || fp_graph_inplace_count(g) == 0);
     fp_graph *rg1 = NULL; /* the first rule alone */
     int32_t pairs1 = -1;
     fp_peak_test_far_rule(0);
@@ -135,8 +144,8 @@ START_TEST(restricted_graph_keeps_every_plan_within_the_limit) {
   if (getenv("FP_TEST_SHOW_TIGHT"))
     fprintf(stderr, "restricted %d of 600, by the second rule %d\n", restricted,
             far);
-  ck_assert_int_gt(restricted, 30);
-  ck_assert_int_gt(far, 10); /* 25 */
+  ck_assert_int_gt(restricted, plain * 30 / 600);
+  ck_assert_int_gt(far, plain * 10 / 600); /* 25 of 600 before pairs */
 }
 END_TEST
 

@@ -739,6 +739,28 @@ START_TEST(auto_stops_within_gap2) {
 }
 END_TEST
 
+/* efficientnet_b0.fwd under its eager peak: the plans of least traffic
+ * exceed the limit by 84,032 bytes (running-mean updates fused early are
+ * live at the peak step), so the traffic bound stayed that far under the
+ * answer and auto ran to the limit (58.8 s of 60).  The step bound
+ * (solver_step_bound) proves the answer: the first level proven, the
+ * second within its tolerance, long before the limit. */
+START_TEST(auto_proves_under_the_peak_limit) {
+  fp_graph *g = corpus_graph("data/exported", "efficientnet_b0.fwd");
+  fp_plan *p = fp_plan_create();
+  fp_metrics m;
+  double took = auto_60(g, FP_ILP_DEFAULT_GAP2, p, &m);
+  const fp_solver_info *si = fp_plan_solver(p);
+  ck_assert_msg(si->gap == 0 && si->levels_proven >= 1, "gap %g (%s)", si->gap,
+                si->stop_reason);
+  ck_assert(strcmp(si->stop_reason, "gap") == 0 ||
+            strcmp(si->stop_reason, "proven") == 0);
+  ck_assert_msg(took < 15 * time_slack(), "took %.1f s", took);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(auto_bad_params_and_infeasible) {
   fp_graph *g = tu_generated(FP_GEN_MLP, 60, 1);
   fp_ilp_params prm;
@@ -801,6 +823,7 @@ static Suite *suite(void) {
   tcase_add_test(o, auto_bad_params_and_infeasible);
   tcase_add_loop_test(o, auto_stops_when_final, 0, FP_GEN_FAMILY_COUNT_ + 1);
   tcase_add_test(o, auto_stops_within_gap2);
+  tcase_add_test(o, auto_proves_under_the_peak_limit);
   tcase_add_loop_test(o, auto_tiny_time_limit_returns_a_plan, 0, 9);
   suite_add_tcase(s, o);
   return s;

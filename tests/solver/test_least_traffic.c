@@ -9,8 +9,13 @@
  * when it is not; the cluster search seeded by greedy (cluster_graph.h)
  * equals the plain one; with peaks (a peak limit, least peak among the
  * least-traffic plans) and with auto's guided search it equals the
- * exhaustive lexicographic optimum.
+ * exhaustive lexicographic optimum.  With a priced step (at_node) it
+ * equals a brute-force enumeration of every legal plan, and the step
+ * bound of bound.c (solver_step_bound) never exceeds the exhaustive least
+ * traffic within the eager peak, while it rises above the unlimited
+ * least traffic on some graphs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,12 +48,13 @@ static solver_lt_result search(const fp_graph *g, int64_t budget,
   return r;
 }
 
-/* The least traffic of any legal plan, by the exhaustive reference. */
-static uint64_t exhaustive_traffic(const fp_graph *g) {
+/* The least traffic of any legal plan within peak limit `limit` (0: the
+ * eager peak; FP_NO_LIMIT: none), by the exhaustive reference. */
+static uint64_t exhaustive_traffic(const fp_graph *g, uint64_t limit) {
   fp_ilp_params prm;
   fp_ilp_params_init(&prm);
   prm.objective = FP_OBJECTIVE_TRAFFIC;
-  prm.limits.peak = FP_NO_LIMIT;
+  prm.limits.peak = limit;
   fp_plan *p = fp_plan_create();
   fp_metrics m;
   fp_error err;
@@ -64,7 +70,7 @@ START_TEST(equals_exhaustive_on_random_graphs) {
     fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
     solver_lt_result res = search(g, 1000000000, 60);
     ck_assert_msg(res.solved, "graph %d not solved", i);
-    uint64_t want = exhaustive_traffic(g);
+    uint64_t want = exhaustive_traffic(g, FP_NO_LIMIT);
     ck_assert_msg(res.traffic == want, "graph %d: %llu, exhaustive %llu", i,
                   (unsigned long long)res.traffic, (unsigned long long)want);
     fp_metrics eager;
@@ -169,7 +175,7 @@ START_TEST(below_an_upper_limit) {
   tu_rng r = {20261205};
   for (int i = 0; i < 300; i++) {
     fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
-    uint64_t opt = exhaustive_traffic(g);
+    uint64_t opt = exhaustive_traffic(g, FP_NO_LIMIT);
     solver_lt_result res = search_below(g, opt + 1);
     ck_assert_msg(res.found && res.traffic == opt, "graph %d: %llu vs %llu", i,
                   (unsigned long long)res.traffic, (unsigned long long)opt);
@@ -358,6 +364,174 @@ START_TEST(guide_prunes_on_a_generated_graph) {
 }
 END_TEST
 
+/* Nodes of the brute force's graphs: every ordered partition is tried. */
+#define BRUTE_NODES 7
+
+/* The brute force over the legal plans of a tiny graph. */
+typedef struct brute {
+  const fp_graph *g;
+  int32_t n, k, x;
+  uint64_t weight, best;
+  int32_t groups[BRUTE_NODES];
+  int32_t depth;
+} brute;
+
+/* Whether the nodes of mask s can run as one group after those of done:
+ * at most k, pairwise compatible, every writer of what they read run
+ * before or in it. */
+static bool legal_group(const brute *B, uint32_t done, uint32_t s) {
+  if (__builtin_popcount(s) > B->k)
+    return false;
+  for (int32_t v = 0; v < B->n; v++) {
+    if (!(s >> v & 1))
+      continue;
+    const fp_node *nd = fp_graph_node(B->g, v);
+    for (int32_t a = 0; a < nd->n_reads; a++) {
+      int32_t w = fp_graph_buffer(B->g, nd->reads[a].buffer)->writer;
+      if (w >= 0 && !((done | s) >> w & 1))
+        return false;
+    }
+    for (int32_t u = v + 1; u < B->n; u++)
+      if ((s >> u & 1) && !fp_graph_compatible(B->g, v, u))
+        return false;
+  }
+  return true;
+}
+
+/* The priced cost of the plan in B->groups: traffic + weight x the live
+ * bytes above the resident ones at the step holding node x. */
+static uint64_t priced(const brute *B) {
+  fp_plan *p = fp_plan_create();
+  fp_error err;
+  fp_step tl[BRUTE_NODES];
+  fp_metrics m;
+  int32_t xs = -1;
+  for (int32_t t = 0; t < B->depth; t++) {
+    int32_t nodes[BRUTE_NODES], len = 0;
+    for (int32_t v = 0; v < B->n; v++)
+      if (B->groups[t] >> v & 1)
+        nodes[len++] = v;
+    xs = B->groups[t] >> B->x & 1 ? t : xs;
+    ck_assert(fp_plan_add_group(p, nodes, len, &err) == FP_OK);
+  }
+  ck_assert_msg(fp_plan_eval(B->g, p, &m, tl, &err) == FP_OK, "%s", err.msg);
+  fp_plan_destroy(p);
+  return m.traffic_bytes + B->weight * (tl[xs].live_bytes - m.resident_bytes);
+}
+
+/* Every legal sequence of groups from `done` on. */
+static void enumerate(brute *B, uint32_t done) {
+  uint32_t all = (1u << B->n) - 1, left = all & ~done;
+  if (!left) {
+    uint64_t c = priced(B);
+    B->best = c < B->best ? c : B->best;
+    return;
+  }
+  for (uint32_t s = left; s; s = (s - 1) & left) /* every subset of left */
+    if (legal_group(B, done, s)) {
+      B->groups[B->depth++] = (int32_t)s;
+      enumerate(B, done | s);
+      B->depth--;
+    }
+}
+
+/* The priced search (at_node, at_weight) equals the brute force on 200
+ * random graphs of at most BRUTE_NODES nodes, for a random node and
+ * weights 1 and 3; its plan evaluates to its figure; the price changes
+ * the answer on some graphs. */
+START_TEST(priced_search_equals_brute_force) {
+  tu_rng r = {20261207};
+  int32_t priced_more = 0;
+  for (int i = 0; i < 200; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, BRUTE_NODES);
+    int32_t n = fp_graph_node_count(g);
+    brute B = {g,
+               n,
+               fp_graph_max_fusion_size(g),
+               (int32_t)tu_below(&r, n),
+               i % 2 ? 3 : 1,
+               UINT64_MAX,
+               {0},
+               0};
+    enumerate(&B, 0);
+    solver_lt_limits lim;
+    solver_lt_limits_init(&lim);
+    lim.at_node = B.x;
+    lim.at_weight = B.weight;
+    solver_lt_result res, plain;
+    fp_error err;
+    ck_assert_msg(solver_least_traffic_guided(g, B.k, &lim, NULL, 1000000000,
+                                              fp_clock_now() + 60, NULL, NULL,
+                                              &res, &err) == FP_OK,
+                  "%s", err.msg);
+    ck_assert(res.solved && res.found);
+    ck_assert_msg(res.traffic == B.best, "graph %d: search %llu, brute %llu", i,
+                  (unsigned long long)res.traffic, (unsigned long long)B.best);
+    ck_assert(solver_least_traffic(g, B.k, 1000000000, fp_clock_now() + 60,
+                                   NULL, NULL, &plain, &err) == FP_OK);
+    priced_more += res.traffic > plain.traffic;
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_gt(priced_more, 20);
+}
+END_TEST
+
+/* On 150 random tiny graphs, at every node and weights 1 and 2, the
+ * step bound within the eager peak is at most the exhaustive least
+ * traffic within it; on some graphs it is above the least traffic of
+ * every plan (no limit), which only the limit can explain. */
+START_TEST(step_bound_at_most_the_optimum) {
+  tu_rng r = {20261208};
+  int32_t above_free = 0;
+  for (int i = 0; i < 150; i++) {
+    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
+    uint64_t opt = exhaustive_traffic(g, 0);
+    uint64_t free_opt = exhaustive_traffic(g, FP_NO_LIMIT);
+    fp_ilp_params prm;
+    fp_ilp_params_init(&prm); /* objective traffic, the eager peak */
+    bool above = false;
+    for (int32_t x = 0; x < fp_graph_node_count(g); x++)
+      for (uint64_t w = 1; w <= 2; w++) {
+        double b = -1;
+        fp_error err;
+        ck_assert_msg(
+            solver_step_bound(g, &prm, x, w, INFINITY, 10, &b, &err) == FP_OK,
+            "%s", err.msg);
+        ck_assert_msg(b >= 0 && b <= (double)opt,
+                      "graph %d node %d weight %llu: bound %.0f > %llu", i, x,
+                      (unsigned long long)w, b, (unsigned long long)opt);
+        above |= b > (double)free_opt;
+      }
+    above_free += above;
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_gt(above_free, 0);
+}
+END_TEST
+
+/* No limit, another objective or a node out of range: bound 0. */
+START_TEST(step_bound_nothing_to_say) {
+  tu_rng r = {7};
+  fp_graph *g = tu_random_graph(&r, 5, 8);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  fp_error err;
+  double b = -1;
+  prm.limits.peak = FP_NO_LIMIT;
+  ck_assert(solver_step_bound(g, &prm, 0, 1, INFINITY, 10, &b, &err) == FP_OK);
+  ck_assert(b == 0);
+  fp_ilp_params_init(&prm);
+  prm.objective = FP_OBJECTIVE_PEAK;
+  ck_assert(solver_step_bound(g, &prm, 0, 1, INFINITY, 10, &b, &err) == FP_OK);
+  ck_assert(b == 0);
+  fp_ilp_params_init(&prm);
+  ck_assert(solver_step_bound(g, &prm, fp_graph_node_count(g), 1, INFINITY, 10,
+                              &b, &err) == FP_OK);
+  ck_assert(b == 0);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("least_traffic");
   TCase *tc = tcase_create("exact least traffic");
@@ -370,6 +544,9 @@ int main(void) {
   tcase_add_test(tc, lexicographic_under_peak_limits);
   tcase_add_test(tc, exact_search_with_guide);
   tcase_add_test(tc, guide_prunes_on_a_generated_graph);
+  tcase_add_test(tc, priced_search_equals_brute_force);
+  tcase_add_test(tc, step_bound_at_most_the_optimum);
+  tcase_add_test(tc, step_bound_nothing_to_say);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -3,7 +3,7 @@
 # batch norm, linear, layer norm): forward and backward graphs and
 # Inductor's plans are written, load, verify, and fuseplan's evaluator
 # agrees with Inductor's adjusted peak estimate; llama-tiny's whole step
-# (--whole-step --fake) is one graph that says so.
+# (--whole-step --fake, and with an AdamW step) is one graph that says so.
 #
 # Needs a python with torch: $FUSEPLAN_PYTHON, else python3.  Without one
 # the test is skipped (exit 77); CI does not need torch.
@@ -48,9 +48,22 @@ for be in cpp triton; do
     t_exit 0 || continue
     cp "$T_OUT" "$T_TMP/eval.json"
 
+    # Inductor's timeline (memory.py) has no in-place kernels: without the
+    # pairs the evaluator must equal its adjusted estimate; with them it
+    # may only be lower (docs/exporter.md, "Inductor's estimate").
     t_case "tiny.$w ($be): peak equals Inductor's adjusted estimate"
-    t_eq peak "$(json_num peak_bytes "$T_TMP/eval.json")" \
+    "$PY" -c 'import json, sys
+g = json.load(open(sys.argv[1]))
+for nd in g["nodes"]:
+    nd.pop("inplace", None)
+json.dump(g, open(sys.argv[2], "w"))' "$g" "$T_TMP/nopairs.json"
+    t_run "$FUSEPLAN" eval --json "$T_TMP/nopairs.json" "$p"
+    t_exit 0 && t_eq "peak without in-place pairs" \
+      "$(json_num peak_bytes "$T_OUT")" \
       "$(json_num inductor_peak_adjusted_bytes "$g")"
+    t_true "in-place pairs raised the peak" \
+      test "$(json_num peak_bytes "$T_TMP/eval.json")" -le \
+      "$(json_num peak_bytes "$T_OUT")"
     t_true "Inductor's raw estimate should leave out the resident inputs" \
       test "$(json_num inductor_peak_bytes "$g")" -lt \
       "$(json_num peak_bytes "$T_TMP/eval.json")"
@@ -93,6 +106,24 @@ for be in cpp triton; do
   else
     t_true "a loop nest in the Triton graph" \
       test -z "$(grep -o '"loop"' "$out/tiny.fwd.json")"
+  fi
+  # in-place pairs (version 3), on by default: fuseplan counts the ones
+  # the exporter says it wrote (their rules: tools/tests/test_fidelity.py)
+  t_case "tiny ($be): in-place pairs"
+  t_run "$FUSEPLAN" info --json "$out/tiny.fwd.json"
+  t_exit 0 && t_true "no in-place pair in tiny.fwd" \
+    test "$(json_num inplace_pairs "$T_OUT")" -gt 0
+  t_eq "pairs read = pairs written" "$(json_num inplace_pairs "$T_OUT")" \
+    "$(json_num inplace_pairs "$out/tiny.fwd.json")"
+  t_true "a graph with in-place pairs is not version 3" \
+    grep -Eq '"version": *3,' "$out/tiny.fwd.json"
+  if [ "$be" = cpp ]; then
+    t_case "tiny (cpp): --no-inplace"
+    t_run "$PY" "$EX" tiny --batch 4 --no-inplace --oracle 0 --plain \
+      --out "$T_TMP/noip"
+    t_exit 0 && t_true "in-place pairs written with --no-inplace" \
+      test -z "$(grep -o '"inplace"' "$T_TMP/noip/tiny.fwd.json" \
+        "$T_TMP/noip/tiny.bwd.json")"
   fi
 
   # the oracle (docs/exporter.md, "The oracle check"): tiny is small
@@ -166,6 +197,22 @@ if t_exit 0; then
   t_exit 0
   t_out_has 'whole-step graph (forward + backward)'
   t_run "$FUSEPLAN" verify "$g" "$out/llama-tiny.step.inductor.plan.json"
+  t_exit 0
+fi
+
+# with torchtitan's AdamW step (float32 master weights, foreach) in
+# bfloat16: the optimizer state is in the graph, and Inductor's plan verifies
+t_case 'export llama-tiny --whole-step=adamw-master-foreach --fake'
+t_run "$PY" "$EX" llama-tiny --batch 2 --seq 16 --whole-step=adamw-master-foreach --fake \
+  --dtype bfloat16 --oracle 0 --plain --name adamw --out "$out"
+if t_exit 0; then
+  g=$out/adamw.step.json
+  t_run "$FUSEPLAN" info "$g"
+  t_exit 0
+  t_out_has 'forward + backward + AdamW update (float32 master weights, foreach)'
+  # 15 weights x (master, exp_avg, exp_avg_sq, step) + tokens + targets
+  t_out_has '(62 inputs,'
+  t_run "$FUSEPLAN" verify "$g" "$out/adamw.step.inductor.plan.json"
   t_exit 0
 fi
 

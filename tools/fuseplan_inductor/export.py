@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import loops, measure, oracle, outer, prefusion, record
+from . import inplace, loops, measure, optim, oracle, outer, prefusion, record
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -68,6 +68,7 @@ class Capture:
         self.loop_snapshot = None  # the nodes' loops before Inductor fuses (oracle.snapshot)
         self.outer_splits = []  # outer-loop pairs code generation would split (outer.py)
         self.meta = {}
+        self.inplace = None  # (inplace.static_pairs, Inductor's decisions) with --inplace
         self.t0 = time.time()
 
     def adopt(self, pf: prefusion.PreFusion) -> None:
@@ -97,6 +98,9 @@ def _capturing(state):
     def pre_fusion(nodes):
         cap = state["current"]
         cap.adopt(prefusion.capture(V.graph.scheduler, nodes))
+        if state.get("inplace"):
+            cap.inplace = (inplace.static_pairs(V.graph.scheduler, cap.sched_nodes, cap.graph),
+                           None)
         return nodes
 
     orig_fuse_nodes = S.Scheduler.fuse_nodes
@@ -123,8 +127,10 @@ def _capturing(state):
         # fusion falls back to one loop nest per member when it cannot merge
         # the loops); the exported plan and rules follow those kernels
         try:
-            with record.kernels() as rec:
+            with record.kernels() as rec, inplace.recording() as decided:
                 orig_codegen(self)
+            if cap.inplace is not None:
+                cap.inplace = (cap.inplace[0], decided)
             cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
         except Exception as e:  # noqa: BLE001 (e.g. the triton scheduling without triton)
             cap.meta["inductor_codegen_error"] = f"{type(e).__name__}: {e}"[:200]
@@ -169,23 +175,7 @@ def _capturing(state):
             if state.get("marking"):  # the moment the graph is entered
                 with torch.profiler.record_function(measure.ENTRY_MARK + self.mark):
                     pass
-            out = next(iter(self.gm.graph.find_nodes(op="output"))).args[0]
-            owner = _input_storages(self.gm, inputs)
-            res = []
-            for i, o in enumerate(out):
-                v = o.meta.get("val") if isinstance(o, torch.fx.Node) else None
-                if isinstance(v, torch.Tensor):
-                    st = self.output_strides[i] if i < len(self.output_strides) else None
-                    st = tuple(int(x) for x in st) if st is not None else v.stride()
-                    base = owner.get(_storage_key(v))
-                    if base is not None:  # the compiled graph returns it: no allocation
-                        res.append(base.as_strided(v.shape, st, v.storage_offset()))
-                    else:
-                        res.append(torch.empty_strided(v.shape, st, dtype=v.dtype,
-                                                       device=v.device))
-                else:
-                    res.append(v if not isinstance(o, torch.fx.Node) else None)
-            return res
+            return _stand_in_outputs(self.gm, self.output_strides, inputs)
 
     def inner(gm, example_inputs, **kwargs):
         cap = Capture(state.get("label") or ("bwd" if kwargs.get("is_backward") else "fwd"))
@@ -247,6 +237,68 @@ def _input_storages(gm, inputs):
         if isinstance(v, torch.Tensor) and isinstance(x, torch.Tensor):
             owner.setdefault(_storage_key(v), x)
     return owner
+
+
+def _extent_bytes(v, stride, offset):
+    """Bytes of storage a tensor shaped like V with STRIDE and storage
+    OFFSET reaches, from the start of its storage (0 for an empty one)."""
+    if v.numel() == 0:
+        return 0
+    last = offset + sum((n - 1) * s for n, s in zip(v.shape, stride, strict=True))
+    return (last + 1) * v.element_size()
+
+
+def _same_layout(v, stride):
+    """Whether STRIDE is V's own stride (dimensions of size 1 aside)."""
+    return all(n == 1 or s == t for n, s, t in zip(v.shape, stride, v.stride(), strict=True))
+
+
+def _stand_in_outputs(gm, output_strides, inputs):
+    """What the stand-in of graph GM returns when called on INPUTS:
+    uninitialised tensors of the outputs' shapes, dtypes and OUTPUT_STRIDES
+    (Inductor's), nothing computed.  Storage is shared as the compiled
+    graph shares it, so that the bytes measured through the stand-ins
+    (_entry_live) are the real run's: an output that is (a view of) an
+    input is that input; outputs that are views of one buffer (a forward
+    saves several views of one attention buffer for the backward, say) are
+    views of one allocation of that buffer's size.  An output whose
+    Inductor stride is not its traced one is a copy Inductor makes (a
+    weight the forward saves channels-last), its own allocation.  Raises
+    what torch raises."""
+    import torch
+
+    out = next(iter(gm.graph.find_nodes(op="output"))).args[0]
+    owner = _input_storages(gm, inputs)
+    vals = []  # (output, fake value or None, Inductor's stride, storage key, offset)
+    need = {}  # storage key of an output not owned by an input -> bytes
+    for i, o in enumerate(out):
+        v = o.meta.get("val") if isinstance(o, torch.fx.Node) else None
+        st, k, off = None, None, 0
+        if isinstance(v, torch.Tensor):
+            st = output_strides[i] if i < len(output_strides) else None
+            st = tuple(int(x) for x in st) if st is not None else v.stride()
+            size = 0
+            if _same_layout(v, st):
+                k, off, size = _storage_key(v), v.storage_offset(), v.untyped_storage().nbytes()
+            else:
+                k = ("copy", i)
+            if k not in owner:
+                need[k] = max(need.get(k, size), _extent_bytes(v, st, off))
+        vals.append((o, v, st, k, off))
+    res = []
+    for o, v, st, k, off in vals:
+        if not isinstance(v, torch.Tensor):
+            res.append(v if not isinstance(o, torch.fx.Node) else None)
+            continue
+        if k not in owner:  # the first output of this buffer allocates it
+            owner[k] = torch.empty(need[k], dtype=torch.uint8, device=v.device)
+        base = owner[k]
+        if base.dtype == v.dtype:
+            res.append(base.as_strided(v.shape, st, off))
+        else:
+            t = torch.empty(0, dtype=v.dtype, device=v.device)
+            res.append(t.set_(base.untyped_storage(), off, v.shape, st))
+    return res
 
 
 def _two_hop_pairs(pairs, pos):
@@ -694,7 +746,8 @@ class Exported:
 # whole training steps
 
 # --whole-step mode -> what the step graph holds
-WHOLE_STEP_MODES = {"grad": "forward + backward", "sgd": "forward + backward + SGD update"}
+WHOLE_STEP_MODES = {"grad": "forward + backward", "sgd": "forward + backward + SGD update",
+                    **optim.WHOLE_STEP_MODES}
 SGD_LR = 1e-3
 
 
@@ -706,26 +759,36 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
     whole training step as one graph.  MODE "grad" returns (loss, {name:
     gradient}); "sgd" updates PARAMS in place (p -= SGD_LR * gradient, each
     gradient dead after its update, as an optimizer step frees them) and
-    returns the loss.  Raises ValueError on an unknown MODE."""
+    returns the loss; the adamw modes run optim.py's AdamW step on state
+    created here (inputs of the graph that it mutates) and return the loss.
+    Raises ValueError on an unknown MODE."""
     import torch
     from torch.func import functional_call, grad_and_value
 
     if mode not in WHOLE_STEP_MODES:
         raise ValueError(f"whole-step mode '{mode}': expected one of {', '.join(WHOLE_STEP_MODES)}")
 
+    opt = optim.state_for(mode, step_arguments(model)[0])
+
     def step(params, buffers, *inputs):
-        def loss_of(p):
+        weights = opt.weights(params) if opt is not None else params
+
+        def loss_of(w):
             # the transform refuses in-place updates of tensors from outside
             # it (batch norm's running statistics): update copies, copy back
             bufs = {k: b.clone() for k, b in buffers.items()}
+            p = opt.compute(w, params) if opt is not None else w
             return loss_fn(functional_call(model, {**p, **bufs}, inputs)), bufs
 
-        grads, (loss, bufs) = grad_and_value(loss_of, has_aux=True)(params)
+        grads, (loss, bufs) = grad_and_value(loss_of, has_aux=True)(weights)
         with torch.no_grad():
             for k, b in buffers.items():
                 b.copy_(bufs[k])
             if mode == "grad":
                 return loss, grads
+            if opt is not None:
+                opt.update(weights, grads)
+                return loss
             for k, p in params.items():
                 p.sub_(grads[k], alpha=SGD_LR)
         return loss
@@ -767,20 +830,21 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  which: Sequence[str] = ("fwd", "bwd"),
                  extra: dict[str, Any] | None = None,
                  whole_step: str | None = None,
-                 oracle_samples: int = 0) -> list[Exported]:
+                 oracle_samples: int = 0, inplace_pairs: bool = True) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
     OUT/NAME.stepEXT (WHICH is then ignored); with ORACLE_SAMPLES > 0, that
     many sampled groups are asked of Inductor (oracle.py) and recorded in
-    each graph's meta.oracle.  Returns the list of Exported; raises
-    RuntimeError when nothing was captured, ValueError on a bad WHOLE_STEP,
-    and whatever torch raises."""
+    each graph's meta.oracle; with INPLACE_PAIRS, each kernel node gets its
+    in-place pairs (inplace.py; the graph is then version 3).  Returns
+    the list of Exported; raises RuntimeError when nothing was captured,
+    ValueError on a bad WHOLE_STEP, and whatever torch raises."""
     import torch
     import torch._inductor.config as ic
 
     state = {"current": None, "captures": [], "label": "step" if whole_step else None,
-             "oracle": oracle_samples}
+             "oracle": oracle_samples, "inplace": inplace_pairs}
     if whole_step:
         which = ("step",)
         extra = {**(extra or {}), "whole_step": whole_step}
@@ -806,6 +870,8 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
         ex = {"inductor_cpu_backend": cpu_backend, **(extra or {})}
         g, plan = _finish(cap, base, model_label, batch, torch.__version__, ex)
         _set_outside(g, live.get(str(state["captures"].index(cap))))
+        if cap.inplace is not None:
+            inplace.annotate(g, *cap.inplace[0], cap.inplace[1])
         gp = os.path.join(out, f"{base}.{cap.which}{ext}")
         pp = os.path.join(out, f"{base}.{cap.which}.inductor.plan{ext}")
         dump(g, gp)
@@ -881,7 +947,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--which", default="fwd,bwd", help="graphs to write: fwd, bwd or fwd,bwd")
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
-                    "backward (grad, the default), or + an in-place SGD update (sgd)")
+                    "backward (grad, the default), or + an in-place SGD update (sgd) or AdamW "
+                    "step (adamw[-master][-foreach]: optimizer state as graph inputs)")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",
@@ -891,6 +958,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="ask Inductor about N random groups of 2-6 nodes that fuseplan's "
                     "rules call legal and record the disagreements in the graph's "
                     f"meta.oracle (default {oracle.DEFAULT_SAMPLES}; 0: off)")
+    ap.add_argument("--inplace", action=argparse.BooleanOptionalAction, default=True,
+                    help="write each kernel node's in-place pairs (node field inplace, "
+                    "graph format version 3): the inputs whose storage Inductor may "
+                    "write its output over, which the evaluator counts once "
+                    "(default: on; --no-inplace writes none)")
     args = ap.parse_args(argv)
     ctx = fake_tensors() if args.fake else contextlib.nullcontext()
     with ctx:
@@ -926,7 +998,7 @@ def _export_main(args):
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
                             extra=extra, whole_step=args.whole_step,
-                            oracle_samples=max(0, args.oracle))
+                            oracle_samples=max(0, args.oracle), inplace_pairs=args.inplace)
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1

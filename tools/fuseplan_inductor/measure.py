@@ -108,8 +108,7 @@ def _cpu_profile(step):
     evs = prof.profiler.kineto_results.events()
     mem = sorted((e.start_ns(), e.nbytes()) for e in evs
                  if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
-    calls = sorted((e.start_ns(), e.end_ns()) for e in evs
-                   if e.name().startswith("## Call CompiledFxGraph"))
+    calls = sorted((e.start_ns(), e.end_ns()) for e in evs if e.name().startswith(CALL_MARK))
     trace, peak = _running_live(mem)
     graph_peaks = []
     for s, e in calls:
@@ -135,19 +134,23 @@ def _live_before(trace, s):
     return before[-1] if before else 0
 
 
+# The profiler range torch opens around each call of a compiled graph.
+CALL_MARK = "## Call CompiledFxGraph"
+
 # A profiler range the exporter's stand-in opens when a compiled graph is
 # entered (export.py); the text after it names the graph.
 ENTRY_MARK = "## fuseplan graph entry "
 
 
-def entry_live_bytes(step: Step, model: torch.nn.Module,
-                     inputs: Sequence[Any]) -> dict[str, int]:
+def live_at_ranges(step: Step, model: torch.nn.Module, inputs: Sequence[Any],
+                   prefix: str) -> list[tuple[str, int]]:
     """Runs STEP once on the CPU under the profiler and returns, for each
-    ENTRY_MARK range opened in it (by name, the first of each), the bytes
-    live when it opened: the baseline (parameters, buffers, inputs) plus
-    the running sum of the allocator's events before it, as measure_peak
-    counts them.  Gradients must be None before the call (a free inside
-    the step of memory allocated before it would be counted negative)."""
+    profiler range whose name starts with PREFIX, in the order they opened,
+    (the rest of its name, the bytes live when it opened): the baseline
+    (parameters, buffers, inputs) plus the running sum of the allocator's
+    events before it, as measure_peak counts them.  Gradients must be None
+    before the call (a free inside the step of memory allocated before it
+    would be counted negative)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
@@ -157,12 +160,19 @@ def entry_live_bytes(step: Step, model: torch.nn.Module,
     evs = prof.profiler.kineto_results.events()
     mem = sorted((e.start_ns(), e.nbytes()) for e in evs
                  if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
-    marks = sorted((e.start_ns(), e.name()[len(ENTRY_MARK):]) for e in evs
-                   if e.name().startswith(ENTRY_MARK))
+    marks = sorted((e.start_ns(), e.name()[len(prefix):]) for e in evs
+                   if e.name().startswith(prefix))
     trace, _ = _running_live(mem)
+    return [(name, base + _live_before(trace, s)) for s, name in marks]
+
+
+def entry_live_bytes(step: Step, model: torch.nn.Module,
+                     inputs: Sequence[Any]) -> dict[str, int]:
+    """live_at_ranges of the ENTRY_MARK ranges opened in one run of STEP,
+    by name (the first of each name)."""
     out = {}
-    for s, name in marks:
-        out.setdefault(name, base + _live_before(trace, s))
+    for name, live in live_at_ranges(step, model, inputs, ENTRY_MARK):
+        out.setdefault(name, live)
     return out
 
 

@@ -1,8 +1,9 @@
 """Whole-step export (export_model(..., whole_step=...), --whole-step):
-one graph holds the forward, the loss and the backward (and, with "sgd",
-the parameter update); the Llama-style models parse their knobs from the
-name; and a fake-tensor export (--fake) equals the real export node for
-node.  Run by tests/tools/test_inductor.sh; needs torch."""
+one graph holds the forward, the loss and the backward (and, with "sgd"
+or "adamw...", the parameter update and the optimizer state); the
+Llama-style models parse their knobs from the name; and a fake-tensor
+export (--fake) equals the real export node for node.  Run by
+tests/tools/test_inductor.sh; needs torch."""
 
 import contextlib
 import os
@@ -24,11 +25,18 @@ torch.set_num_threads(1)
 TINY = ("llama-tiny", 2, 16)  # model, batch, sequence
 
 
-def _export(out, model_name=TINY[0], batch=TINY[1], seq=TINY[2], mode="grad", fake=False):
-    """The Exported list of one whole-step export into OUT."""
+def _export(out, model_name=TINY[0], batch=TINY[1], seq=TINY[2], mode="grad", fake=False,
+            dtype=torch.float32):
+    """The Exported list of one whole-step export into OUT, the model built
+    in DTYPE."""
     ctx = fake_tensors() if fake else contextlib.nullcontext()
+    default = torch.get_default_dtype()
     with ctx:
-        model, inputs, loss_fn = build_model(model_name, batch, seq)
+        torch.set_default_dtype(dtype)
+        try:
+            model, inputs, loss_fn = build_model(model_name, batch, seq)
+        finally:
+            torch.set_default_dtype(default)
         return export_model(model, inputs, loss_fn, name=model_name, model_label=model_name,
                             batch=batch, out=out, ext=".json", whole_step=mode)
 
@@ -83,14 +91,47 @@ class WholeStep(unittest.TestCase):
         g = _export(self.tmp, model_name="tiny", batch=2)[0].graph
         self.assertGreaterEqual(g["meta"]["mutations"], 3)
 
-    def test_fake_equals_real(self):
-        real = _export(os.path.join(self.tmp, "r"))[0]
-        fake = _export(os.path.join(self.tmp, "f"), fake=True)[0]
+    def _fake_equals_real(self, **kw):
+        real = _export(os.path.join(self.tmp, "r"), **kw)[0]
+        fake = _export(os.path.join(self.tmp, "f"), fake=True, **kw)[0]
         for key in ("nodes", "buffers", "outputs", "unfusible"):
             self.assertEqual(real.graph[key], fake.graph[key], key)
         self.assertEqual(real.plan, fake.plan)
         self.assertEqual(real.graph["meta"]["inductor_peak_adjusted_bytes"],
                          fake.graph["meta"]["inductor_peak_adjusted_bytes"])
+        return real.graph
+
+    def test_fake_equals_real(self):
+        self._fake_equals_real()
+
+    def test_adamw_state_is_mutated_input(self):
+        # per parameter: exp_avg, exp_avg_sq and the step count are graph
+        # inputs, and the step writes new versions of them and of the weight
+        grad = _export(os.path.join(self.tmp, "g"))[0].graph
+        g = _export(os.path.join(self.tmp, "a"), mode="adamw")[0].graph
+        self.assertIn("forward + backward + AdamW update", g["meta"]["source"])
+        n_params = 2 * 6 + 3
+        inputs = [b for b in g["buffers"] if b.get("input")]
+        grad_inputs = [b for b in grad["buffers"] if b.get("input")]
+        self.assertEqual(len(inputs) - len(grad_inputs), 3 * n_params)
+        self.assertGreaterEqual(g["meta"]["mutations"] - grad["meta"]["mutations"], 4 * n_params)
+        self.assertGreater(len(g["nodes"]), len(grad["nodes"]) + 2 * n_params)
+
+    def test_adamw_fake_equals_real(self):
+        # per-parameter AdamW on bfloat16 weights
+        self._fake_equals_real(mode="adamw", dtype=torch.bfloat16)
+
+    def test_adamw_master_foreach_fake_equals_real(self):
+        # foreach AdamW on float32 masters of bfloat16 weights: the masters
+        # replace the weights as inputs (4 bytes a weight, not 2)
+        g = self._fake_equals_real(mode="adamw-master-foreach", dtype=torch.bfloat16)
+        self.assertIn("float32 master weights, foreach", g["meta"]["source"])
+        ins = sum(b["bytes"] for b in g["buffers"] if b.get("input"))
+        # inputs: master, exp_avg, exp_avg_sq in float32 (12 bytes a
+        # weight), 15 float32 step counts and the int64 tokens and targets;
+        # no bfloat16 weight
+        weights = sum(p.numel() for p in build_model(*TINY)[0].parameters())
+        self.assertEqual(ins, 12 * weights + 15 * 4 + 2 * TINY[1] * TINY[2] * 8)
 
     def test_fake_cli_allocates_nothing_big(self):
         # a step of ~1.2 GB of parameters (d4 w1024 v128k) under --fake: no
