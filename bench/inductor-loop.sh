@@ -16,15 +16,20 @@
 #              FP_LOOP_BATCH    batch size (default 2)
 #              FP_LOOP_S        seconds per fuseplan solve (default 10)
 #              FP_LOOP_STEPS    timed steps per method (default 2)
+#              FP_LOOP_REPLAN   --replan (default 0: a group Inductor refuses
+#                               or splits is a failed row, not repaired)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_init inductor-loop "$@"
+# this tree's fuseplan_inductor, not the one installed in the venv
+export PYTHONPATH="$srcdir/tools${PYTHONPATH:+:$PYTHONPATH}"
 py=${FUSEPLAN_PYTHON:-}
 models=${FP_LOOP_MODELS:-deit_small_patch16_224 convnext_tiny}
 batch=${FP_LOOP_BATCH:-2}
 secs=${FP_LOOP_S:-10}
 steps=${FP_LOOP_STEPS:-2}
+replan=${FP_LOOP_REPLAN:-0}
 tmp=$bench_tmp
 
 # measure: one loop per model into $tmp/MODEL.json (.fail, .secs).
@@ -33,7 +38,7 @@ measure() {
   for m in $models; do
     start=$(date +%s)
     if nice -n 10 "$py" -m fuseplan_inductor run "$m" --batch "$batch" --time-limit "$secs" \
-      --steps "$steps" --fuseplan "$fp" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
+      --steps "$steps" --replan "$replan" --fuseplan "$fp" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
       echo "$m: exit $? ($(grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$tmp/$m.err" | tail -n 1))" >"$tmp/$m.fail"
     fi
     echo "$(($(date +%s) - start))" >"$tmp/$m.secs"
@@ -85,9 +90,9 @@ body() {
     echo "(skipped: set FUSEPLAN_PYTHON to a python with fuseplan_inductor and torch)"
     return 0
   fi
-  echo "Per model: \`python -m fuseplan_inductor run MODEL --batch $batch --time-limit $secs --steps $steps --json\` (torch $("$py" -c 'import torch; print(torch.__version__)'), 1 thread)."
+  echo "Per model: \`python -m fuseplan_inductor run MODEL --batch $batch --time-limit $secs --steps $steps --replan $replan --json\` (torch $("$py" -c 'import torch; print(torch.__version__)'), 1 thread)."
   echo
   measure
   table
 }
-bench_main "FUSEPLAN_PYTHON=PY FP_LOOP_MODELS='$models' FP_LOOP_BATCH=$batch FP_LOOP_S=$secs FP_LOOP_STEPS=$steps make bench-inductor-loop" body
+bench_main "FUSEPLAN_PYTHON=PY FP_LOOP_MODELS='$models' FP_LOOP_BATCH=$batch FP_LOOP_S=$secs FP_LOOP_STEPS=$steps FP_LOOP_REPLAN=$replan make bench-inductor-loop" body

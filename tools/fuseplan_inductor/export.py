@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import inplace, loops, measure, optim, oracle, prefusion, record
+from . import inplace, loops, measure, optim, oracle, outer, prefusion, record
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -65,6 +65,8 @@ class Capture:
         self.loop_rewrites = 0  # loops _final_rules changed
         self.output_strides = []
         self.emitted = None  # the kernels Inductor's code generation emits
+        self.loop_snapshot = None  # the nodes' loops before Inductor fuses (oracle.snapshot)
+        self.outer_splits = []  # outer-loop pairs code generation would split (outer.py)
         self.meta = {}
         self.inplace = None  # (inplace.static_pairs, Inductor's decisions) with --inplace
         self.t0 = time.time()
@@ -109,6 +111,7 @@ def _capturing(state):
         cap = state["current"]
         if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
             cap.candidate_verdicts = _candidate_verdicts(self, cap)
+            cap.loop_snapshot = oracle.snapshot(cap.sched_nodes.values())
             if state.get("oracle", 0) > 0:
                 cap.prefusion = oracle.prefusion_state(self, cap.sched_nodes.values())
         return orig_fuse_nodes(self, nodes)
@@ -119,16 +122,10 @@ def _capturing(state):
         cap.fused_loops = {nd["name"]: loops.of_node(cap.sched_nodes[nd["name"]], nd["kind"])
                            for nd in cap.graph["nodes"] if "loop" in nd}
         cap.output_strides = _output_strides()
-        if cap.prefusion is not None:
-            # the oracle samples the groups that the exported rules allow,
-            # so those rules are made first; it leaves the nodes as they are
-            cap.iter_rewrites = _final_rules(cap)
-            cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
-                                             cap.prefusion, _compatible, state["oracle"])
         # generate the code (nothing is compiled): the kernels Inductor
         # really emits, which may split a scheduler group (C++ outer-loop
         # fusion falls back to one loop nest per member when it cannot merge
-        # the loops)
+        # the loops); the exported plan and rules follow those kernels
         try:
             with record.kernels() as rec, inplace.recording() as decided:
                 orig_codegen(self)
@@ -137,6 +134,18 @@ def _capturing(state):
             cap.emitted = record.exported(rec, {nd["name"] for nd in cap.graph["nodes"]})
         except Exception as e:  # noqa: BLE001 (e.g. the triton scheduling without triton)
             cap.meta["inductor_codegen_error"] = f"{type(e).__name__}: {e}"[:200]
+        if cap.emitted is not None and cap.loop_snapshot is not None:
+            # the code is generated (and thrown away): the nodes' loops are
+            # put back as they were before fusion, and code generation's
+            # outer-loop check is asked about pairs of single nodes
+            oracle.restore(cap.loop_snapshot)
+            cap.outer_splits = outer.split_pairs(self, cap.sched_nodes)
+        if cap.prefusion is not None:
+            # the oracle samples the groups that the exported rules allow,
+            # so those rules are made first; it leaves the nodes as they are
+            cap.iter_rewrites = _final_rules(cap)
+            cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
+                                             cap.prefusion, _compatible, state["oracle"])
         raise _Abort()
 
     class ShapeOnly(OutputCode):
@@ -560,7 +569,8 @@ def _final_rules(cap):
     g = cap.graph
     byname = {nd["name"]: nd for nd in g["nodes"]}
     rewritten = 0
-    for grp in cap.groups:
+    plan = _plan_groups(cap)
+    for grp in plan:
         if len(grp) < 2:
             continue
         members = [byname[x] for x in grp]
@@ -583,7 +593,7 @@ def _final_rules(cap):
     # unfusible: Inductor's can_fuse says no, the fuseplan rules would allow
     # it, and Inductor's plan does not put the pair together.
     same_group = {}
-    for gi, grp in enumerate(cap.groups):
+    for gi, grp in enumerate(plan):
         for x in grp:
             same_group[x] = gi
     unf = []
@@ -598,8 +608,80 @@ def _final_rules(cap):
                                                      _compatible) if tuple(p) not in listed]
     cap.meta["loop_outer_unfusible"] = len(outer)
     g["unfusible"] = unf + outer
-    g["max_fusion_size"] = max([64] + [len(x) for x in cap.groups])
+    g["max_fusion_size"] = max([64] + [len(x) for x in plan])
     return rewritten
+
+
+def _plan_groups(cap):
+    """The groups of Inductor's plan as exported: the kernels its code
+    generation emits (docs/exporter.md, "Code generation splits"), that is
+    the scheduler's groups with each one emitted as several kernels
+    replaced by its parts, in emission order; the scheduler's groups when
+    no code was generated.  Sets meta.inductor_codegen_splits."""
+    if cap.emitted is None:
+        return cap.groups
+    splits = codegen_splits(cap.groups, cap.emitted)
+    parts = {frozenset(sum(p, [])): p for p in splits}
+    cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
+    cap.meta["inductor_codegen_splits"] = splits
+    cap.meta["inductor_codegen_split_groups"] = len(splits)
+    return [x for grp in cap.groups for x in parts.get(frozenset(grp), [grp])]
+
+
+def _codegen_rules(cap):
+    """Lists unfusible in CAP's graph, once _final_rules made its rules,
+    the pairs that outer.py finds code generation would split
+    (CAP.outer_splits) and the outer-loop pairs across the parts of a
+    group it split, unless the plan puts them together or the rules
+    refuse them already.
+    Returns the plan's groups (_plan_groups)."""
+    groups = _plan_groups(cap)
+    if cap.emitted is None:
+        return groups
+    splits = cap.meta["inductor_codegen_splits"]
+    kernel_of = {n: k for k, grp in enumerate(groups) for n in grp}
+    g = cap.graph
+    byname = {nd["name"]: nd for nd in g["nodes"]}
+    pos = {nd["name"]: i for i, nd in enumerate(g["nodes"])}
+    have = {frozenset(p) for p in g["unfusible"]}
+    listed = set(have)  # before this function's pairs
+    # of the pairs across a split group's parts, those that only outer-loop
+    # fusion joins: two parts with equal loops (two reductions on either
+    # side of their consumer) are one loop nest in another group
+    cross = [(u, v) for p in splits for i, a in enumerate(p) for b in p[i + 1:]
+             for u in a for v in b if loops.outer_only(byname[u], byname[v])]
+    added = []
+    for u, v in sorted(set(cap.outer_splits) | set(cross), key=lambda p: (pos[p[0]], pos[p[1]])):
+        pair = frozenset((u, v))
+        if kernel_of[u] == kernel_of[v] or pair in have or not _compatible(byname[u], byname[v]):
+            continue
+        have.add(pair)
+        added.append(sorted((u, v), key=pos.get))
+    cap.meta["codegen_outer_check"] = _outer_check(
+        cap.outer_splits, splits, kernel_of,
+        lambda u, v: frozenset((u, v)) in listed or not _compatible(byname[u], byname[v]))
+    g["unfusible"] = g["unfusible"] + added
+    cap.meta["codegen_split_unfusible"] = len(added)
+    return groups
+
+
+def _outer_check(pairs, splits, kernel_of, refused):
+    """How the pairs outer.py found (PAIRS) agree with what code generation
+    did to Inductor's own plan: of the groups it split (SPLITS, lists of
+    parts), the ones with a found pair across two parts, and the ones kept
+    from fuseplan by such a pair or by the rules alone (REFUSED(u, v):
+    the pair is unfusible or incompatible); and the emitted kernels
+    (KERNEL_OF: node -> kernel) that hold a found pair, which a member
+    outside the pair made one loop nest."""
+    found = set(pairs) | {(v, u) for u, v in pairs}
+    predicted = kept = 0
+    for parts in splits:
+        cross = [(u, v) for i, a in enumerate(parts) for b in parts[i + 1:] for u in a for v in b]
+        predicted += any(p in found for p in cross)
+        kept += any(p in found or refused(*p) for p in cross)
+    together = {kernel_of[u] for u, v in pairs if kernel_of[u] == kernel_of[v]}
+    return {"pairs": len(pairs), "split_groups_found": predicted,
+            "split_groups_refused": kept, "kernels_with_a_pair": len(together)}
 
 
 def _finish(cap, name, model, batch, torch_version, extra):
@@ -608,11 +690,9 @@ def _finish(cap, name, model, batch, torch_version, extra):
     if cap.iter_rewrites is None:
         cap.iter_rewrites = _final_rules(cap)
     rewritten = cap.iter_rewrites
+    groups = _codegen_rules(cap)
     if cap.oracle_probes is not None:
         cap.meta["oracle"] = oracle.summarize(g, cap.oracle_probes, _compatible)
-    if cap.emitted is not None:
-        cap.meta["inductor_emitted_kernels"] = len(cap.emitted)
-        cap.meta["inductor_codegen_splits"] = codegen_splits(cap.groups, cap.emitted)
     n_kinds = {}
     for nd in g["nodes"]:
         n_kinds[nd["kind"]] = n_kinds.get(nd["kind"], 0) + 1
@@ -644,7 +724,7 @@ def _finish(cap, name, model, batch, torch_version, extra):
         "version": 1,
         "graph": g["name"],
         "fingerprint": cap.fingerprint,
-        "groups": cap.groups,
+        "groups": groups,
         "solver": {"method": "inductor", "status": "heuristic"},
     }
     return g, plan

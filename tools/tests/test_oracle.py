@@ -3,8 +3,8 @@ check").  Inductor's own fused groups must be judged one kernel (the
 oracle is not stricter than Inductor), and on timm's test_convnext (its
 LayerNorm is convnext_tiny's) the oracle must find the reduction R ->
 pointwise P -> pointwise Q triples that are no kernel in any order when
-the exporter's two-hop verdicts and the loop rule (graph format 3) are
-left out: pairwise verdicts on sizes alone call them legal.  Run by
+the exporter's two-hop verdicts, the loop rule (graph format 3) and the
+pairs code generation splits are left out: pairwise verdicts on sizes alone call them legal.  Run by
 tests/tools/test_inductor.sh; needs torch and timm."""
 
 import copy
@@ -86,10 +86,13 @@ class Oracle(unittest.TestCase):
     def test_two_hop_triples_found(self):
         full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
                        oracle_samples=500)
-        # without the two-hop verdicts and the loop rule, R, Q is allowed:
-        # pairwise verdicts call R, P, Q legal and the oracle must say no
+        # without the two-hop verdicts, the loop rule and the pairs code
+        # generation splits (outer-loop pairs), R, Q is allowed: pairwise
+        # verdicts call R, P, Q legal and the oracle must say no
         with mock.patch.object(E, "_two_hop_pairs", lambda pairs, pos: set()), \
-                mock.patch.object(E.loops, "fuse", lambda a, b: True):
+                mock.patch.object(E.loops, "fuse", lambda a, b: True), \
+                mock.patch.object(E.loops, "outer_only", lambda a, b: False), \
+                mock.patch.object(E.outer, "split_pairs", lambda sched, nodes: []):
             pairwise = _export("test_convnext", 2, os.path.join(self.tmp, "c2"),
                                which=("fwd",), oracle_samples=500)
         g = pairwise["fwd"].graph
