@@ -90,8 +90,7 @@ done
 {
   echo "# fuseplan benchmarks"
   echo
-  echo "Written by \`make bench\` (bench/run.sh); \`make bench-NAME\` reruns one"
-  echo "section in place.  Each section names its command, commit, date and machine."
+  echo "Written by \`make bench\` (bench/run.sh); \`make bench-NAME\` reruns one section in place; each names its command, commit, date and machine."
   echo
   headline "$tmp/sections.md"
   cat "$tmp/sections.md"
