@@ -8,12 +8,12 @@
 # MPI's mpirun; without them the section says so.
 #
 # Usage: bench/mpi-lost.sh [--update] [FUSEPLAN]   (from the build directory)
-# Environment: FP_LOST_RUNS  runs (default 5)
+# Environment: FP_LOST_RUNS  runs (default 3)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_init mpi-lost "$@"
-runs=${FP_LOST_RUNS:-5}
+runs=${FP_LOST_RUNS:-3}
 mpirun="mpirun --oversubscribe --enable-recovery -np 3"
 [ "$(id -u)" = 0 ] && mpirun="$mpirun --allow-run-as-root"
 tmp=$bench_tmp

@@ -6,7 +6,8 @@
 # exporter's verdicts on pairs two steps apart, convnext's LayerNorm
 # triple; test_whole_step.py: whole-step and fake-tensor export;
 # test_fidelity.py: entry-live bytes against the compiled step, in-place
-# pairs against Inductor's own in-place updates), and the
+# pairs against Inductor's own in-place updates; test_measure.py: a CPU
+# peak measured again after unprofiled steps is the same figure), and the
 # whole loop (python -m fuseplan_inductor run) on the tiny model, on timm's
 # test_resnet at batch 2 and on llama-tiny's whole step (--whole-step): the
 # kernels are the plan's, outputs and gradients match eager; a missing fuseplan binary, an unsupported torch and a foreign

@@ -69,6 +69,7 @@ class Capture:
         self.outer_splits = []  # outer-loop pairs code generation would split (outer.py)
         self.meta = {}
         self.inplace = None  # (inplace.static_pairs, Inductor's decisions) with --inplace
+        self.freed_inputs = set()  # mutated inputs made freeable (inplace.mutation_pairs)
         self.t0 = time.time()
 
     def adopt(self, pf: prefusion.PreFusion) -> None:
@@ -99,8 +100,10 @@ def _capturing(state):
         cap = state["current"]
         cap.adopt(prefusion.capture(V.graph.scheduler, nodes))
         if state.get("inplace"):
-            cap.inplace = (inplace.static_pairs(V.graph.scheduler, cap.sched_nodes, cap.graph),
-                           None)
+            pairs, slack = inplace.static_pairs(V.graph.scheduler, cap.sched_nodes, cap.graph)
+            # mutations as one storage; the fingerprint stays the capture's
+            cap.freed_inputs = inplace.mutation_pairs(cap.graph, cap.mutations, pairs)
+            cap.inplace = ((pairs, slack), None)
         return nodes
 
     orig_fuse_nodes = S.Scheduler.fuse_nodes
@@ -492,6 +495,11 @@ def _adjusted_estimate(cap, sched, freeable, graph_outputs):
             # counts it at its step, fuseplan does not materialize it
             bi.size_alloc = bi.size_free = 0
             counts["kernel_local"] += 1
+    for name in sorted(cap.freed_inputs):
+        # (d) a mutated input that memory.py never frees: fuseplan frees it
+        # with its last reader of the old value
+        infos.append(M.BufferInfo(None, fp_bytes[name], fp_bytes[name], 0, fp_end(name, 0)))
+    counts["mutated_input_freed"] = len(cap.freed_inputs)
     peak, _ = M.peak_memory_from_buf_info_list(infos, len(sched.nodes))
     # (a) inputs memory.py treats as never freed are left out of its figure;
     # fuseplan counts them at every step

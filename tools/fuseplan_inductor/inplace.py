@@ -166,3 +166,56 @@ def annotate(graph: dict[str, Any], pairs: dict[str, list[list[str]]], slack: in
         exported = {tuple(p) for ps in pairs.values() for p in ps}
         meta["inductor_inplace"] = decided
         meta["inductor_inplace_exported"] = sum(1 for p in decided if tuple(p) in exported)
+
+
+def _old_versions(graph, mutations, bufs):
+    """{new version: old version} of MUTATIONS ({new buffer: the real name
+    it mutates}, Scheduler.mutation_real_name) in GRAPH: the one buffer the
+    mutating node reads that holds the old value (the real buffer or an
+    earlier version of it), of the new version's bytes.  A mutation with
+    no such buffer, or several, is left out."""
+    writer = {w: nd for nd in graph["nodes"] for w in nd["writes"]}
+    old_of = {}
+    for new, real in mutations.items():
+        nd = writer.get(new)
+        if nd is None or new not in bufs:
+            continue
+        reads = {r if isinstance(r, str) else r["buffer"] for r in nd["reads"]}
+        old = [r for r in reads if r in bufs and (r == real or mutations.get(r) == real)]
+        if len(old) == 1 and bufs[old[0]]["bytes"] == bufs[new]["bytes"]:
+            old_of[new] = (nd, old[0])
+    return old_of
+
+
+def mutation_pairs(graph: dict[str, Any], mutations: dict[str, str],
+                   pairs: dict[str, list[list[str]]]) -> set[str]:
+    """Makes each mutation of GRAPH one storage (docs/exporter.md,
+    "Mutations"): the mutating node gets the in-place pair [old version,
+    new version], added to PAIRS ({node: pairs}, static_pairs); a mutated
+    graph input whose new version is an output becomes freeable (it dies
+    with its last reader of the old value, the mutating node at the
+    latest), and an earlier version of it that a later mutation takes over
+    is no longer an output.  MUTATIONS: {new buffer: real name}.  Edits
+    GRAPH and PAIRS in place; returns the names of the inputs made
+    freeable.  A mutation whose node already lists a pair on its old
+    version is left as it is (the loader's star rule)."""
+    bufs = {b["name"]: b for b in graph["buffers"]}
+    outs = graph["outputs"]
+    freed = set()
+    for new, (nd, old) in _old_versions(graph, mutations, bufs).items():
+        mine = pairs.setdefault(nd["name"], [])
+        if any(p[0] == old for p in mine):
+            continue
+        b = bufs[old]
+        if b.get("input"):
+            if new not in outs or old in outs:
+                continue
+            if not b.get("freeable"):
+                b["freeable"] = True
+                freed.add(old)
+        elif old in mutations and old in outs and new in outs:
+            outs.remove(old)  # the later version is the state that persists
+        mine.append([old, new])
+    for k in [k for k, v in pairs.items() if not v]:
+        del pairs[k]
+    return freed

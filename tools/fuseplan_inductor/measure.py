@@ -20,6 +20,8 @@ Peak memory (docs/inductor.md, "Measuring"):
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -96,14 +98,41 @@ def make_whole_step(fn: Callable[..., Any], model: torch.nn.Module,
     return step
 
 
-def _cpu_profile(step):
-    """Runs STEP under the profiler; returns (result, peak delta of the step,
-    [peak delta inside each compiled graph call], [live delta at each call's
-    start])."""
+@contextlib.contextmanager
+def _clean_window(model):
+    """Frees, before the profiled window, what a step would free of memory
+    allocated outside it (MODEL's gradients, garbage of earlier steps), and
+    keeps the garbage collector off inside the window.
+
+    Why: the CPU allocator's profiler reporter remembers the size of every
+    block allocated while a profiler runs and forgets it only when the block
+    is freed while a profiler runs.  A block freed between two windows stays
+    in its table; a later block at the same address, allocated outside any
+    window (the gradients of an unprofiled step), is then reported as a
+    free of the old size when a later window frees it.  Those frees lowered
+    the measured peaks by up to 9.4 MiB per graph, by an amount that
+    depended on what ran before (docs/inductor.md, "Measuring")."""
+    for p in model.parameters():
+        p.grad = None
+    gc.collect()
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _cpu_profile(step, model):
+    """Runs STEP of MODEL under the profiler (_clean_window); returns
+    (result, peak delta of the step, [peak delta inside each compiled graph
+    call])."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _clean_window(model), profile(activities=[ProfilerActivity.CPU],
+                                       profile_memory=True) as prof:
         result = step()
     evs = prof.profiler.kineto_results.events()
     mem = sorted((e.start_ns(), e.nbytes()) for e in evs
@@ -148,14 +177,14 @@ def live_at_ranges(step: Step, model: torch.nn.Module, inputs: Sequence[Any],
     profiler range whose name starts with PREFIX, in the order they opened,
     (the rest of its name, the bytes live when it opened): the baseline
     (parameters, buffers, inputs) plus the running sum of the allocator's
-    events before it, as measure_peak counts them.  Gradients must be None
-    before the call (a free inside the step of memory allocated before it
-    would be counted negative)."""
+    events before it, as measure_peak counts them.  MODEL's gradients are
+    set to None first (_clean_window)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     base = baseline_bytes(model, inputs)
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _clean_window(model), profile(activities=[ProfilerActivity.CPU],
+                                       profile_memory=True) as prof:
         step()
     evs = prof.profiler.kineto_results.events()
     mem = sorted((e.start_ns(), e.nbytes()) for e in evs
@@ -191,7 +220,7 @@ def measure_peak(step: Step, model: torch.nn.Module, inputs: Sequence[Any],
         step()
         torch.cuda.synchronize()
         return base + torch.cuda.max_memory_allocated() - before, []
-    _, peak, graphs = _cpu_profile(step)
+    _, peak, graphs = _cpu_profile(step, model)
     return base + peak, [base + g for g in graphs]
 
 

@@ -6,8 +6,10 @@ export (--fake) equals the real export node for node.  Run by
 tests/tools/test_inductor.sh; needs torch."""
 
 import contextlib
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -26,7 +28,7 @@ TINY = ("llama-tiny", 2, 16)  # model, batch, sequence
 
 
 def _export(out, model_name=TINY[0], batch=TINY[1], seq=TINY[2], mode="grad", fake=False,
-            dtype=torch.float32):
+            dtype=torch.float32, inplace=True):
     """The Exported list of one whole-step export into OUT, the model built
     in DTYPE."""
     ctx = fake_tensors() if fake else contextlib.nullcontext()
@@ -38,7 +40,40 @@ def _export(out, model_name=TINY[0], batch=TINY[1], seq=TINY[2], mode="grad", fa
         finally:
             torch.set_default_dtype(default)
         return export_model(model, inputs, loss_fn, name=model_name, model_label=model_name,
-                            batch=batch, out=out, ext=".json", whole_step=mode)
+                            batch=batch, out=out, ext=".json", whole_step=mode,
+                            inplace_pairs=inplace)
+
+
+def _fuseplan():
+    """The fuseplan binary ($FUSEPLAN, else the build tree's), or None."""
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.environ.get("FUSEPLAN") or os.path.join(top, "build", "fuseplan")
+    return path if os.access(path, os.X_OK) else None
+
+
+def _peak(ex, pairs=True, eager=False):
+    """fuseplan eval's peak of Inductor's plan (with EAGER: of the eager
+    plan) on the Exported EX, with the graph's in-place pairs or without
+    them."""
+    g = json.loads(json.dumps(ex.graph))
+    if not pairs:
+        for nd in g["nodes"]:
+            nd.pop("inplace", None)
+    path = ex.graph_path + ".eval.json"
+    with open(path, "w") as f:
+        json.dump(g, f)
+    out = subprocess.run([_fuseplan(), "eval", "--json", path, ex.plan_path],
+                         check=True, capture_output=True, text=True).stdout
+    ev = json.loads(out)
+    return ev["eager"]["peak_bytes"] if eager else ev["peak_bytes"]
+
+
+def _mutated_inputs(g):
+    """{input: new version} of graph G's inputs that a node updates in
+    place: the node's in-place pair [input, output of the graph]."""
+    ins = {b["name"] for b in g["buffers"] if b.get("input")}
+    return {i: o for nd in g["nodes"] for i, o in nd.get("inplace", [])
+            if i in ins and o in g["outputs"]}
 
 
 class LlamaNames(unittest.TestCase):
@@ -87,9 +122,55 @@ class WholeStep(unittest.TestCase):
         self.assertEqual(len(sgd["outputs"]), len(grad["outputs"]))
 
     def test_batch_norm_buffers(self):
-        # running statistics are updated in the step (copied back)
+        # running statistics are updated in the step (copied back), in
+        # place: each is freeable and its update's pair takes its storage
         g = _export(self.tmp, model_name="tiny", batch=2)[0].graph
         self.assertGreaterEqual(g["meta"]["mutations"], 3)
+        bufs = {b["name"]: b for b in g["buffers"]}
+        mut = _mutated_inputs(g)
+        self.assertGreaterEqual(len(mut), 3)
+        for i, o in mut.items():
+            self.assertTrue(bufs[i].get("freeable"), i)
+            self.assertEqual(bufs[i]["bytes"], bufs[o]["bytes"], i)
+
+    def test_adamw_mutations_are_one_storage(self):
+        # every parameter and its AdamW state (exp_avg, exp_avg_sq, step)
+        # is updated in place: the input is freeable, its update lists the
+        # pair [input, new version]; with --no-inplace the old SSA meaning
+        # (the input resident, its new version a second storage)
+        ex = _export(os.path.join(self.tmp, "a"), mode="adamw")[0]
+        old = _export(os.path.join(self.tmp, "o"), mode="adamw", inplace=False)[0]
+        g, n_params = ex.graph, 2 * 6 + 3
+        bufs = {b["name"]: b for b in g["buffers"]}
+        mut = _mutated_inputs(g)
+        self.assertEqual(len(mut), 4 * n_params)
+        self.assertEqual(g["meta"]["inductor_adjustments"]["mutated_input_freed"], len(mut))
+        for i in mut:
+            self.assertTrue(bufs[i].get("freeable"), i)
+        self.assertEqual(g["outputs"], old.graph["outputs"])
+        self.assertEqual(old.graph["nodes"], [{k: v for k, v in nd.items() if k != "inplace"}
+                                              for nd in g["nodes"]])
+        self.assertFalse(_mutated_inputs(old.graph))
+        self.assertFalse(any(b.get("freeable") for b in old.graph["buffers"] if b["name"] in mut))
+        if _fuseplan() is None:
+            self.skipTest("no fuseplan binary")
+        # Inductor's estimate = fuseplan's peak of its plan without the
+        # pairs, and the pairs only lower it.  Inductor fuses each update
+        # with the update's other readers of the old value, where the
+        # evaluator's rule does not apply a pair (docs/exporter.md,
+        # "Mutations"); the eager order runs them apart, and there the
+        # pairs save at the peak.  Either way the state is no longer held
+        # twice to the end, as in the SSA graph.
+        with_pairs, without = _peak(ex), _peak(ex, pairs=False)
+        self.assertEqual(without, g["meta"]["inductor_peak_adjusted_bytes"])
+        self.assertLessEqual(with_pairs, without)
+        eager, eager_ssa = _peak(ex, eager=True), _peak(ex, pairs=False, eager=True)
+        self.assertGreater(eager_ssa - eager, 0)
+        self.assertLessEqual(eager_ssa - eager, sum(bufs[i]["bytes"] for i in mut))
+        ssa = _peak(old)
+        self.assertEqual(ssa, old.graph["meta"]["inductor_peak_adjusted_bytes"])
+        self.assertLess(with_pairs, ssa)
+        self.assertLess(eager, _peak(old, eager=True))
 
     def _fake_equals_real(self, **kw):
         real = _export(os.path.join(self.tmp, "r"), **kw)[0]
