@@ -43,7 +43,7 @@ measure() {
     if OMP_NUM_THREADS=1 nice -n 10 "$py" -m fuseplan_inductor run "$m" --batch "$batch" \
       --seq "$seq" --time-limit "$secs" --steps "$steps" --threads 1 --fuseplan "$fp" \
       "${extra[@]}" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
-      echo "exit $? ($(grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$tmp/$m.err" | tail -n 1 | cut -c1-160))" \
+      echo "exit $? ($(bench_failure "$tmp/$m.err" | cut -c1-160))" \
         >"$tmp/$m.fail"
     fi
   done

@@ -39,7 +39,7 @@ measure() {
     start=$(date +%s)
     if nice -n 10 "$py" -m fuseplan_inductor run "$m" --batch "$batch" --time-limit "$secs" \
       --steps "$steps" --replan "$replan" --fuseplan "$fp" --json >"$tmp/$m.json" 2>"$tmp/$m.err"; then :; else
-      echo "$m: exit $? ($(grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$tmp/$m.err" | tail -n 1))" >"$tmp/$m.fail"
+      echo "$m: exit $? ($(bench_failure "$tmp/$m.err"))" >"$tmp/$m.fail"
     fi
     echo "$(($(date +%s) - start))" >"$tmp/$m.secs"
   done

@@ -60,6 +60,12 @@ bench_header() {
   echo
 }
 
+# bench_failure ERRFILE: the last line of a failed run's stderr that is
+# not a library's warning (USDT, torch's [W ... ] and W1/ERROR logs).
+bench_failure() {
+  grep -v '^\(USDT\|\[W\|W1\|ERROR\)' "$1" | tail -n 1
+}
+
 # bench_headline WHAT RESULT: a row for the headline table at the top.
 bench_headline() {
   echo "<!-- headline: $1 | $2 -->"
