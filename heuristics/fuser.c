@@ -183,7 +183,10 @@ void fuser_score(fuser *F, int32_t a, int32_t b, pair_info *pi) {
 }
 
 /* Whether groups a and b may form one group: size, no extern, every
- * cross pair compatible (rule 2 is pairwise over the whole group). */
+ * cross pair compatible (rule 2 is pairwise over the whole group), and
+ * the union holds a linker of every linked pair in it: a merge that would
+ * join a linked pair before its linker is refused, so every group the
+ * fuser makes passes fp_plan_check.  Uses F->tmp. */
 bool fuser_legal(fuser *F, int32_t a, int32_t b) {
   if (a == b || F->size[a] + F->size[b] > F->k ||
       ((F->flags[a] | F->flags[b]) & GF_EXTERN))
@@ -192,7 +195,14 @@ bool fuser_legal(fuser *F, int32_t a, int32_t b) {
     for (int32_t v = F->head[b]; v >= 0; v = F->next[v])
       if (!fp_graph_compatible(F->g, u, v))
         return false;
-  return true;
+  if (fp_graph_linked_count(F->g) == 0)
+    return true;
+  int32_t m = 0;
+  for (int32_t u = F->head[a]; u >= 0; u = F->next[u])
+    F->tmp[m++] = u;
+  for (int32_t v = F->head[b]; v >= 0; v = F->next[v])
+    F->tmp[m++] = v;
+  return fp_graph_linked_broken(F->g, F->tmp, m) < 0;
 }
 
 /* The pair rules beyond legality: enough shared bytes; horizontal pairs

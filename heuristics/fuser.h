@@ -57,7 +57,8 @@ void fuser_free(fuser *F);
 int32_t fuser_find(fuser *F, int32_t g);
 
 /* Whether live groups a and b may form one group: within the max fusion
- * size, no extern node, every cross pair of members compatible. */
+ * size, no extern node, every cross pair of members compatible, every
+ * linked pair of the union with one of its linkers. */
 bool fuser_legal(fuser *F, int32_t a, int32_t b);
 
 /* Fills *pi for live groups a and b: the bytes of buffers both touch,

@@ -107,7 +107,22 @@ static fp_status fusion_error(const fp_graph *g, int32_t t, int32_t u,
                       (unsigned long long)b->rnumel);
 }
 
-/* Checks rules 1-2 (extern alone, pairwise compatible) in every group. */
+/* The message of group t holding linked pair k without a linker; names
+ * the first linker. */
+static fp_status linked_error(const fp_graph *g, int32_t t, int32_t k,
+                              fp_error *err) {
+  const fp_linked *l = fp_graph_linked(g, k);
+  return fp_error_set(err, FP_EILLEGAL,
+                      "group %d: nodes '%s' and '%s' are a linked pair and "
+                      "the group holds none of their %d linkers ('%s'%s)",
+                      (int)t, fp_graph_node(g, l->u)->name,
+                      fp_graph_node(g, l->v)->name, (int)l->n_via,
+                      fp_graph_node(g, l->via[0])->name,
+                      l->n_via > 1 ? ", ..." : "");
+}
+
+/* Checks rules 1-2 (extern alone, pairwise compatible, linked pairs with
+ * a linker) in every group. */
 static fp_status check_fusions(const fp_graph *g, const fp_plan *p,
                                fp_error *err) {
   for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
@@ -117,6 +132,9 @@ static fp_status check_fusions(const fp_graph *g, const fp_plan *p,
       for (int32_t j = i + 1; j < len; j++)
         if (!fp_graph_compatible(g, grp[i], grp[j]))
           return fusion_error(g, t, grp[i], grp[j], err);
+    int32_t k = len > 1 ? fp_graph_linked_broken(g, grp, len) : -1;
+    if (k >= 0)
+      return linked_error(g, t, k, err);
   }
   return FP_OK;
 }

@@ -41,7 +41,8 @@ typedef struct fp_step {
 } fp_step;
 
 /* Checks the plan against docs/cost-model.md#legality (every node once; no
- * empty group; extern alone; pairwise compatible; not unfusible; at most
+ * empty group; extern alone; pairwise compatible; not unfusible; every
+ * linked pair with one of its linkers (graph.h, fp_graph_linked); at most
  * `max_fusion_size` nodes per group, where 0 means the graph's own value;
  * dependency order).  Returns FP_OK, or FP_EILLEGAL with a message naming
  * the first violation (group index and node names), or FP_ENOMEM.

@@ -134,6 +134,11 @@ void fp_graph_destroy(fp_graph *g) {
   free(g->writes);
   free(g->outputs);
   free(g->unfusible);
+  free(g->linked);
+  free(g->linked_at);
+  free(g->linked_via);
+  free(g->linked_off);
+  free(g->linked_by_u);
   free(g->inplace);
   free(g->inplace_node);
   free(g->inplace_off);
@@ -693,6 +698,63 @@ fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
   return FP_OK;
 }
 
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Checks the nodes of a linked pair (fp_graph_add_linked's rules). */
+static fp_status check_linked(const fp_graph *g, int32_t u, int32_t v,
+                              int32_t n_via, const int32_t *via,
+                              fp_error *err) {
+  if (u < 0 || v < 0 || u >= g->n_nodes || v >= g->n_nodes)
+    return fp_error_set(err, FP_EINPUT, "linked: unknown node");
+  if (u == v)
+    return fp_error_set(err, FP_EINPUT, "linked: pair names node '%s' twice",
+                        g->nodes[u].name);
+  if (n_via <= 0)
+    return fp_error_set(err, FP_EINPUT, "linked: pair '%s', '%s' has no linker",
+                        g->nodes[u].name, g->nodes[v].name);
+  for (int32_t i = 0; i < n_via; i++) {
+    if (via[i] < 0 || via[i] >= g->n_nodes)
+      return fp_error_set(err, FP_EINPUT, "linked: unknown node");
+    if (via[i] == u || via[i] == v)
+      return fp_error_set(err, FP_EINPUT,
+                          "linked: pair '%s', '%s' lists '%s' as its own "
+                          "linker",
+                          g->nodes[u].name, g->nodes[v].name,
+                          g->nodes[via[i]].name);
+  }
+  return FP_OK;
+}
+
+fp_status fp_graph_add_linked(fp_graph *g, int32_t u, int32_t v, int32_t n_via,
+                              const int32_t *via, fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (!via && n_via > 0)
+    return fp_error_set(err, FP_EARG, "linked: NULL linkers");
+  fp_status st = check_linked(g, u, v, n_via, via, err);
+  if (st != FP_OK)
+    return st;
+  int64_t at = g->n_linked_via;
+  if (GROW(g, linked, cap_linked, (int64_t)g->n_linked + 1) != 0 ||
+      GROW(g, linked_at, cap_linked_at, (int64_t)g->n_linked + 1) != 0 ||
+      GROW(g, linked_via, cap_linked_via, at + n_via) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  int32_t *dst = g->linked_via + at;
+  memcpy(dst, via, (size_t)n_via * sizeof *dst);
+  qsort(dst, (size_t)n_via, sizeof *dst, cmp_i32);
+  int32_t k = 1; /* repeats merged */
+  for (int32_t i = 1; i < n_via; i++)
+    if (dst[i] != dst[k - 1])
+      dst[k++] = dst[i];
+  g->linked[g->n_linked] = (fp_linked){u < v ? u : v, u < v ? v : u, k, NULL};
+  g->linked_at[g->n_linked++] = (int32_t)at;
+  g->n_linked_via = (int32_t)(at + k);
+  return FP_OK;
+}
+
 fp_status fp_graph_add_inplace(fp_graph *g, int32_t v, int32_t read,
                                int32_t write, fp_error *err) {
   if (check_building(g, err) != FP_OK)
@@ -758,6 +820,9 @@ fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
   for (int32_t i = 0; st == FP_OK && i < g->n_inplace; i++)
     st = fp_graph_add_inplace(c, g->inplace_node[i], g->inplace[i].read,
                               g->inplace[i].write, err);
+  for (int32_t i = 0; st == FP_OK && i < g->n_linked; i++)
+    st = fp_graph_add_linked(c, g->linked[i].u, g->linked[i].v,
+                             g->linked[i].n_via, g->linked[i].via, err);
   if (st == FP_OK)
     return c;
   fp_graph_destroy(c);
@@ -836,6 +901,26 @@ static fp_status build_inplace(fp_graph *g, fp_error *err) {
   return FP_OK;
 }
 
+/* Points every linked pair at its linkers and indexes the pairs by their
+ * first node u (a counting sort, keeping the listed order). */
+static fp_status build_linked(fp_graph *g, fp_error *err) {
+  int32_t n = g->n_nodes, m = g->n_linked;
+  g->linked_off = calloc((size_t)n + 2, sizeof *g->linked_off);
+  g->linked_by_u = malloc(((size_t)m + 1) * sizeof *g->linked_by_u);
+  if (!g->linked_off || !g->linked_by_u)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  int32_t *off = g->linked_off;
+  for (int32_t k = 0; k < m; k++) {
+    g->linked[k].via = g->linked_via + g->linked_at[k];
+    off[g->linked[k].u + 2]++;
+  }
+  for (int32_t v = 0; v < n; v++)
+    off[v + 2] += off[v + 1];
+  for (int32_t k = 0; k < m; k++) /* off[u + 1]: next slot of node u */
+    g->linked_by_u[off[g->linked[k].u + 1]++] = k;
+  return FP_OK; /* off[u] is now node u's first pair */
+}
+
 /* Whether node n lists buffer b among its reads (rd) or its writes. */
 static bool node_uses(const fp_node *n, int32_t b, bool rd) {
   for (int32_t i = 0; i < (rd ? n->n_reads : n->n_writes); i++)
@@ -912,6 +997,8 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
   fp_status st = build_readers(g, err);
   if (st == FP_OK)
     st = build_inplace(g, err);
+  if (st == FP_OK)
+    st = build_linked(g, err);
   for (int32_t v = 0; st == FP_OK && v < g->n_nodes; v++)
     for (int32_t k = g->inplace_off[v];
          st == FP_OK && k < g->inplace_off[v + 1]; k++)
@@ -1012,6 +1099,44 @@ bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v) {
   fp_pair key = {u < v ? u : v, u < v ? v : u};
   return bsearch(&key, g->unfusible, (size_t)g->n_unfusible,
                  sizeof *g->unfusible, cmp_pair) != NULL;
+}
+
+int32_t fp_graph_linked_count(const fp_graph *g) {
+  return g ? g->n_linked : 0;
+}
+
+const fp_linked *fp_graph_linked(const fp_graph *g, int32_t i) {
+  return g && g->finalized && i >= 0 && i < g->n_linked ? &g->linked[i] : NULL;
+}
+
+/* Whether node x is among members[0..n). */
+static bool has_member(const int32_t *members, int32_t n, int32_t x) {
+  for (int32_t i = 0; i < n; i++)
+    if (members[i] == x)
+      return true;
+  return false;
+}
+
+int32_t fp_graph_linked_broken(const fp_graph *g, const int32_t *members,
+                               int32_t n) {
+  if (!g || !g->finalized || !members || g->n_linked == 0)
+    return -1;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t u = members[i];
+    if (u < 0 || u >= g->n_nodes)
+      continue;
+    for (int32_t k = g->linked_off[u]; k < g->linked_off[u + 1]; k++) {
+      const fp_linked *l = &g->linked[g->linked_by_u[k]];
+      if (!has_member(members, n, l->v))
+        continue;
+      bool linked = false;
+      for (int32_t j = 0; j < l->n_via && !linked; j++)
+        linked = has_member(members, n, l->via[j]);
+      if (!linked)
+        return g->linked_by_u[k];
+    }
+  }
+  return -1;
 }
 
 bool fp_iter_compatible(const fp_node *a, const fp_node *b) {

@@ -31,7 +31,8 @@
 #define FP_MAX_TOTAL_BYTES ((uint64_t)1 << 62)
 
 /* The newest graph-file version (docs/formats.md): 2 adds
- * outside_live_bytes, 3 the node fields loop and inplace; a file is
+ * outside_live_bytes, 3 the node fields loop and inplace and the linked
+ * pairs; a file is
  * written at the lowest version that holds its fields. */
 #define FP_GRAPH_FORMAT_VERSION 3
 /* Most nodes / buffers one graph may hold (indices are int32_t). */
@@ -247,6 +248,24 @@ typedef struct fp_inplace {
 fp_status fp_graph_add_inplace(fp_graph *g, int32_t v, int32_t read,
                                int32_t write, fp_error *err);
 
+/* A linked pair (graph format 3, field `linked`, docs/formats.md): nodes
+ * u < v may share a group only when the group also holds one of the
+ * linkers via[0..n_via) (ascending, distinct, neither u nor v): the
+ * compiler fuses u and v only through a member that links them. */
+typedef struct fp_linked {
+  int32_t u, v;
+  int32_t n_via;
+  const int32_t *via; /* set by finalize */
+} fp_linked;
+
+/* Declares the linked pair (u, v) with the n_via linkers via[] (order
+ * irrelevant; repeats are merged).  FP_EINPUT naming the nodes for a bad
+ * index, u == v, no linker, or a linker that is u or v; FP_EARG once
+ * finalized or for a NULL via; FP_ENOMEM.  A failed call changes
+ * nothing. */
+fp_status fp_graph_add_linked(fp_graph *g, int32_t u, int32_t v, int32_t n_via,
+                              const int32_t *via, fp_error *err);
+
 /* Declares nodes u and v unfusible (order irrelevant; duplicates are
  * merged).  FP_EINPUT on bad indices or u == v. */
 fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
@@ -293,6 +312,19 @@ void fp_graph_unfusible_pair(const fp_graph *g, int32_t i, int32_t *u,
                              int32_t *v);
 /* True when (u, v) is listed as unfusible.  O(log pairs). */
 bool fp_graph_is_unfusible(const fp_graph *g, int32_t u, int32_t v);
+
+/* Linked pairs in listed order; NULL for i out of range or a graph not
+ * finalized. */
+int32_t fp_graph_linked_count(const fp_graph *g);
+const fp_linked *fp_graph_linked(const fp_graph *g, int32_t i);
+
+/* Whether the group members[0..n) (distinct node indices) keeps the
+ * linked-pair rule: every linked pair with both nodes in it also has one
+ * of its linkers in it.  Returns -1 when it does, else the index of the
+ * first linked pair it breaks (for fp_graph_linked).  O(n) per linked pair
+ * that starts at a member, times its linkers. */
+int32_t fp_graph_linked_broken(const fp_graph *g, const int32_t *members,
+                               int32_t n);
 
 /* True when nodes u != v may share a group as a pair: the compatibility
  * rule of docs/cost-model.md#legality (iteration spaces, not unfusible),

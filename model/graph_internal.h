@@ -41,6 +41,17 @@ struct fp_graph {
   fp_pair *unfusible;
   int32_t n_unfusible, cap_unfusible;
 
+  /* Linked pairs in call order; their linkers are appended to linked_via
+   * (linked_at[i]: where pair i's start), and finalize points each via
+   * there and builds linked_off / linked_by_u (n_nodes + 1: the pairs
+   * of each first node u, CSR). */
+  fp_linked *linked;
+  int32_t n_linked, cap_linked, cap_linked_at;
+  int32_t *linked_at;
+  int32_t *linked_via;
+  int32_t n_linked_via, cap_linked_via;
+  int32_t *linked_off, *linked_by_u;
+
   /* In-place pairs, appended in call order with their node; finalize
    * sorts them by node (stable) and builds inplace_off (n_nodes + 1). */
   fp_inplace *inplace;

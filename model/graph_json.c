@@ -357,6 +357,7 @@ enum {
   M_OUTPUTS,
   M_UNFUSIBLE,
   M_OUTSIDE,
+  M_LINKED,
   M_BUFFERS,
   M_NODES,
   M_COUNT,
@@ -364,9 +365,9 @@ enum {
 };
 
 static const char *const member_keys[M_COUNT] = {
-    "format",  "version", "name",      "max_fusion_size",
-    "meta",    "outputs", "unfusible", "outside_live_bytes",
-    "buffers", "nodes"};
+    "format", "version", "name",      "max_fusion_size",
+    "meta",   "outputs", "unfusible", "outside_live_bytes",
+    "linked", "buffers", "nodes"};
 
 typedef struct top {
   const char *data;
@@ -470,6 +471,63 @@ static fp_status load_unfusible(loader *L, const cJSON *arr) {
   return FP_OK;
 }
 
+/* The node named by JSON string it, or -1 (with a message naming entry
+ * i of linked) when it is no string or no node. */
+static int32_t linked_node(loader *L, int i, const cJSON *it) {
+  int32_t x =
+      cJSON_IsString(it) ? fp_graph_find_node(L->g, it->valuestring) : -1;
+  if (x < 0 && cJSON_IsString(it))
+    FAIL(L, "%s: linked[%d]: unknown node '%.200s'", L->src, i,
+         it->valuestring);
+  else if (x < 0)
+    FAIL(L, "%s: linked[%d]: expected [node, node, [linker, ...]]", L->src, i);
+  return x;
+}
+
+/* One entry [u, v, [linkers...]] of linked (version 3 on). */
+static fp_status load_linked_one(loader *L, int i, const cJSON *it,
+                                 int32_t *via) {
+  const cJSON *a = cJSON_IsArray(it) ? it->child : NULL;
+  const cJSON *b = a ? a->next : NULL, *c = b ? b->next : NULL;
+  if (!c || c->next || !cJSON_IsArray(c) ||
+      cJSON_GetArraySize(c) > fp_graph_node_count(L->g))
+    return FAIL(L, "%s: linked[%d]: expected [node, node, [linker, ...]]",
+                L->src, i);
+  int32_t u = linked_node(L, i, a), v = u < 0 ? -1 : linked_node(L, i, b);
+  int32_t n = 0;
+  for (const cJSON *x = c->child; x && v >= 0; x = x->next)
+    if ((via[n++] = linked_node(L, i, x)) < 0)
+      return FP_EINPUT;
+  if (u < 0 || v < 0)
+    return FP_EINPUT;
+  if (fp_graph_add_linked(L->g, u, v, n, via, L->err) != FP_OK)
+    return builder_error(L); /* "linked: pair 'u', 'v' ..." */
+  return FP_OK;
+}
+
+/* linked: [[u, v, [linkers...]], ...], version 3 on (docs/formats.md). */
+static fp_status load_linked(loader *L, const cJSON *arr) {
+  if (!arr)
+    return FP_OK;
+  if (L->version < 3)
+    return FAIL(L, "%s: linked: needs version 3 (this is %llu)", L->src,
+                (unsigned long long)L->version);
+  if (!cJSON_IsArray(arr))
+    return FAIL(L,
+                "%s: linked: expected an array of [node, node, "
+                "[linker, ...]]",
+                L->src);
+  int32_t *via = malloc(((size_t)fp_graph_node_count(L->g) + 1) * sizeof *via);
+  if (!via)
+    return fp_error_set(L->err, FP_ENOMEM, "%s: out of memory", L->src);
+  fp_status st = FP_OK;
+  int i = 0;
+  for (const cJSON *it = arr->child; it && st == FP_OK; it = it->next, i++)
+    st = load_linked_one(L, i, it, via);
+  free(via);
+  return st;
+}
+
 /* Keeps the whole meta object verbatim (exporters put provenance and
  * estimates there) so that a load/save round trip loses nothing. */
 static fp_status keep_meta(loader *L, const cJSON *meta) {
@@ -547,7 +605,8 @@ fp_status fp_graph_load_buffer(const char *data, size_t len, const char *source,
       (st = load_array(&L, &T, M_BUFFERS, load_buffer)) ||
       (st = load_array(&L, &T, M_NODES, load_node)) ||
       (st = load_outputs(&L, T.item[M_OUTPUTS])) ||
-      (st = load_unfusible(&L, T.item[M_UNFUSIBLE])))
+      (st = load_unfusible(&L, T.item[M_UNFUSIBLE])) ||
+      (st = load_linked(&L, T.item[M_LINKED])))
     goto fail;
   if ((st = fp_graph_finalize(L.g, err)) != FP_OK) {
     fp_error_prefix(err, L.src);
@@ -690,6 +749,28 @@ static void write_node(fp_jbuf *b, const fp_graph *g, int32_t v) {
   fp_jbuf_puts(b, "}");
 }
 
+/* The linked pairs, only when there are some (then the file is version
+ * 3), as "], linked": [[u, v, [linkers...]], ...": it closes unfusible. */
+static void write_linked(fp_jbuf *b, const fp_graph *g, int pretty) {
+  if (fp_graph_linked_count(g) == 0)
+    return;
+  fp_jbuf_printf(b, "],%s\"linked\": [", pretty ? "\n" : "");
+  for (int32_t i = 0; i < fp_graph_linked_count(g); i++) {
+    const fp_linked *l = fp_graph_linked(g, i);
+    put_sep(b, i, pretty);
+    fp_jbuf_puts(b, "[");
+    fp_jbuf_str(b, fp_graph_node(g, l->u)->name);
+    fp_jbuf_puts(b, ", ");
+    fp_jbuf_str(b, fp_graph_node(g, l->v)->name);
+    fp_jbuf_puts(b, ", [");
+    for (int32_t j = 0; j < l->n_via; j++) {
+      fp_jbuf_puts(b, j ? ", " : "");
+      fp_jbuf_str(b, fp_graph_node(g, l->via[j])->name);
+    }
+    fp_jbuf_puts(b, "]]");
+  }
+}
+
 static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
   const char *nl = pretty ? "\n" : "";
   fp_jbuf_printf(b, "%s],%s\"outputs\": [", nl, nl);
@@ -708,6 +789,7 @@ static void write_tail(fp_jbuf *b, const fp_graph *g, int pretty) {
     fp_jbuf_str(b, fp_graph_node(g, v)->name);
     fp_jbuf_puts(b, "]");
   }
+  write_linked(b, g, pretty);
   fp_jbuf_printf(b, "],%s\"meta\": ", nl);
   if (g->meta_json) {
     fp_jbuf_puts(b, g->meta_json);
@@ -727,10 +809,10 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
   /* The lowest version that holds the fields (2 adds outside bytes, 3
-   * loop nests and in-place pairs): older files stay byte for byte, and
+   * loop nests, in-place and linked pairs): older files stay byte for byte, and
    * an older reader refuses what it would misread. */
   uint64_t outside = fp_graph_outside_live_bytes(g);
-  bool v3 = fp_graph_inplace_count(g) > 0;
+  bool v3 = fp_graph_inplace_count(g) > 0 || fp_graph_linked_count(g) > 0;
   for (int32_t v = 0; v < fp_graph_node_count(g) && !v3; v++)
     v3 = fp_graph_node(g, v)->loop.present;
   int ver = v3 ? 3 : outside ? 2 : 1;

@@ -240,6 +240,44 @@ fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes,
   return random_graph(r, min_nodes, max_nodes, true, true);
 }
 
+/* A random node other than u and v that is compatible with both (a
+ * linker that can join them), or any other node once in four; -1 when
+ * the graph has no third node. */
+static int32_t random_linker(const fp_graph *g, tu_rng *r, int32_t u,
+                             int32_t v) {
+  int32_t n = fp_graph_node_count(g), c[TU_RANDOM_MAX_NODES], k = 0;
+  bool any = tu_below(r, 4) == 0;
+  for (int32_t x = 0; x < n && x < TU_RANDOM_MAX_NODES; x++)
+    if (x != u && x != v &&
+        (any || (fp_graph_compatible(g, x, u) && fp_graph_compatible(g, x, v))))
+      c[k++] = x;
+  return k ? c[tu_below(r, (uint32_t)k)] : -1;
+}
+
+fp_graph *tu_add_linked(fp_graph *g, tu_rng *r) {
+  int32_t n = fp_graph_node_count(g), pu[64], pv[64], np = 0;
+  for (int32_t u = 0; u < n && np < 64; u++)
+    for (int32_t v = u + 1; v < n && np < 64; v++)
+      if (fp_graph_compatible(g, u, v))
+        pu[np] = u, pv[np++] = v;
+  if (np == 0)
+    return g;
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_ptr_nonnull(c);
+  for (int32_t i = 0, m = 1 + (int32_t)tu_below(r, 3); i < m; i++) {
+    int32_t k = (int32_t)tu_below(r, (uint32_t)np), via[2], nv = 0;
+    for (int32_t j = 0; j < 1 + (int32_t)tu_below(r, 2); j++)
+      if ((via[nv] = random_linker(g, r, pu[k], pv[k])) >= 0)
+        nv++;
+    if (nv)
+      ck_assert_int_eq(fp_graph_add_linked(c, pu[k], pv[k], nv, via, NULL),
+                       FP_OK);
+  }
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  fp_graph_destroy(g);
+  return c;
+}
+
 fp_graph *tu_chain_graph(int n, uint64_t bytes) {
   fp_graph *g = fp_graph_create("chain");
   int32_t prev = fp_graph_add_buffer(g, "x", bytes, true, false, NULL);

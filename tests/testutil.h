@@ -60,6 +60,11 @@ fp_graph *tu_random_deep_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
  * in size one another (docs/cost-model.md#loop-nests). */
 fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
 
+/* g (destroyed) again with 1-3 linked pairs (graph format 3): pairs of
+ * compatible nodes, each with one or two linkers, most of them
+ * compatible with both; g itself when it has no compatible pair. */
+fp_graph *tu_add_linked(fp_graph *g, tu_rng *r);
+
 /* A generated graph (fuseplan gen): family is an fp_gen_family.  Fails
  * the test with the generator's message on error. */
 fp_graph *tu_generated(int family, int32_t size, uint64_t seed);

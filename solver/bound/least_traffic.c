@@ -7,8 +7,9 @@
  * largest per-read size, and writes each buffer it produces that is an
  * output, unread, or read outside it (docs/cost-model.md).  So a plan is
  * a path from the empty set to the set of all nodes, each step adding a
- * legal group S to the set D already run (S pairwise compatible, at most
- * k nodes, every writer of what S reads in D or S), at a cost that
+ * legal group S to the set D already run (S pairwise compatible, every
+ * linked pair in S with a linker, at most k nodes, every writer of what
+ * S reads in D or S), at a cost that
  * depends on S alone; and the least traffic is the shortest such path.
  * Every legal plan is one path and every path is a legal plan, so the
  * shortest path is the optimum, not a bound.
@@ -19,7 +20,8 @@
  * enumerated by adding unscheduled nodes in index order (listed order is
  * a program order, so a node's writers come before it); a node may join
  * only when its unscheduled writers are already in S, which makes each
- * prefix of S legal too, so every legal S is met exactly once.
+ * prefix of S legal too (but for linked pairs, checked on each S, not
+ * on its prefixes), so every legal S is met exactly once.
  */
 #include "solver/bound/least_traffic.h"
 
@@ -151,6 +153,14 @@ static void buffer_sets(solver_node_sets *X) {
   }
 }
 
+/* The linkers of linked pair l as a mask, with u and v when `pair`. */
+static lt_mask linked_mask(const fp_linked *l, bool pair) {
+  lt_mask m = pair ? (lt_mask)1 << l->u | (lt_mask)1 << l->v : 0;
+  for (int32_t j = 0; j < l->n_via; j++)
+    m |= (lt_mask)1 << l->via[j];
+  return m;
+}
+
 int solver_node_sets_init(solver_node_sets *X, const fp_graph *g) {
   memset(X, 0, sizeof *X);
   X->g = g;
@@ -175,7 +185,24 @@ int solver_node_sets_init(solver_node_sets *X, const fp_graph *g) {
       if (fp_graph_compatible(g, u, v))
         X->compat[v] |= (lt_mask)1 << u;
   }
+  /* A linked pair and its linkers touch (see connected): a group that
+   * falls apart into parts sharing no buffer then keeps every linked
+   * pair with its linker in one part. */
+  for (int32_t i = 0; i < fp_graph_linked_count(g); i++) {
+    lt_mask all = linked_mask(fp_graph_linked(g, i), true);
+    for (lt_mask rest = all; rest; rest &= rest - 1)
+      X->touch[__builtin_ctzll(rest)] |= all;
+  }
   return 0;
+}
+
+bool solver_group_linked_ok(const solver_node_sets *X, lt_mask s) {
+  for (int32_t i = 0; i < fp_graph_linked_count(X->g); i++) {
+    const fp_linked *l = fp_graph_linked(X->g, i);
+    if ((s >> l->u & 1) && (s >> l->v & 1) && !(s & linked_mask(l, false)))
+      return false;
+  }
+  return true;
 }
 
 uint64_t solver_group_traffic(solver_node_sets *X, lt_mask s) {
@@ -611,7 +638,7 @@ static void grow(lt_search *S, lt_mask d, lt_mask u, lt_mask s, int32_t size,
     int64_t mark = S->undo_top;
     uint64_t writes = writes_s;
     uint64_t cost = add_node(S, s, v, cost_s, &writes);
-    if (connected(X, s2))
+    if (connected(X, s2) && solver_group_linked_ok(X, s2))
       step(S, d, s2, base + cost, writes);
     if (size + 1 < S->X.k)
       grow(S, d, u, s2, size + 1, v + 1, base, cost, writes);

@@ -26,7 +26,8 @@ typedef struct solver_node_sets {
   int32_t n;
   uint64_t pred[SOLVER_LT_MAX_NODES];   /* writers of what node v reads */
   uint64_t compat[SOLVER_LT_MAX_NODES]; /* nodes that may share v's group */
-  uint64_t touch[SOLVER_LT_MAX_NODES];  /* nodes sharing a buffer with v */
+  uint64_t touch[SOLVER_LT_MAX_NODES];  /* nodes sharing a buffer with v,
+                                           or a linked pair or linker */
   uint64_t *readers;                    /* per buffer */
   uint64_t *stamp, *cur; /* per buffer: scratch of the traffic sums */
   uint64_t stamp_id;
@@ -42,6 +43,9 @@ void solver_node_sets_free(solver_node_sets *X);
  * buffer it writes that is an output, unread, or read outside s (the
  * evaluator's rule). */
 uint64_t solver_group_traffic(solver_node_sets *X, uint64_t s);
+/* Whether group s holds a linker of every linked pair in it (graph.h,
+ * fp_graph_linked). */
+bool solver_group_linked_ok(const solver_node_sets *X, uint64_t s);
 
 /* What one search did. */
 typedef struct solver_lt_result {

@@ -5,7 +5,8 @@
  * A plan is built step by step.  The state is the set D of nodes already
  * scheduled (a bitmask; n <= FP_EXHAUSTIVE_MAX_NODES); the next step is a
  * non-empty set S of unscheduled nodes that is a legal group (no extern
- * with others, pairwise fp_graph_compatible, |S| <= K) and closed under
+ * with others, pairwise fp_graph_compatible, every linked pair with a
+ * linker, |S| <= K) and closed under
  * dependencies (every writer of a buffer a node of S reads is in D or S).
  * Every sequence of such choices that ends with D = all nodes is exactly
  * one plan that passes fp_plan_check, and every such plan arises once.
@@ -108,8 +109,8 @@ static int exh_graph_init(exh_graph *X, const fp_graph *g, int32_t k) {
 }
 
 /* Whether s (a non-empty subset of the unscheduled nodes u) may run as the
- * next step: at most k nodes, pairwise compatible, and every unscheduled
- * writer of what s reads inside s. */
+ * next step: at most k nodes, pairwise compatible, every linked pair with
+ * a linker, and every unscheduled writer of what s reads inside s. */
 static bool legal_step(const exh_graph *X, uint32_t s, uint32_t u) {
   if (popcount(s) > X->k)
     return false;
@@ -120,7 +121,7 @@ static bool legal_step(const exh_graph *X, uint32_t s, uint32_t u) {
     if ((X->sets.pred[v] & u & ~s) || (s & ~bit & ~X->sets.compat[v]))
       return false;
   }
-  return true;
+  return solver_group_linked_ok(&X->sets, s);
 }
 
 /* live(t) of the step that runs s after the nodes in `done`. */

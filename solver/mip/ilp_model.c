@@ -13,7 +13,8 @@
  *   class       w[c,t] >= x[v,t] for v of class c (kind, numel, rnumel, loop;
  *               each extern its own class); sum_{c in Q} w[c,t] <= 1 for
  *               Q a clique of pairwise incompatible classes; unfusible
- *               pairs x[u,t] + x[v,t] <= 1
+ *               pairs x[u,t] + x[v,t] <= 1; linked pairs x[u,t] +
+ *               x[v,t] - sum_{c linker} x[c,t] <= 1
  *   materialize m[b] >= y[p,t] - y[c,t]    (writer p done, reader c not)
  *   read        r[b,j,t] >= sum_{c in Q} x[c,t] - x[p,t]  for Q a clique of
  *               mutually incompatible readers at byte level >= j
@@ -537,6 +538,29 @@ static void add_unfusible_rows(builder *B) {
   }
 }
 
+/* linked pairs (u, v) with linkers C: x[u,t] + x[v,t] - sum_{c in C}
+ * x[c,t] <= 1, so u and v share step t only when a linker runs in it
+ * too (exact at integer x; linkers outside [lo, hi] add nothing). */
+static void add_linked_rows(builder *B) {
+  ilp_model *M = B->M;
+  char nm[64];
+  for (int32_t i = 0; i < fp_graph_linked_count(M->g); i++) {
+    const fp_linked *l = fp_graph_linked(M->g, i);
+    if (!same_step_ok(M, l->u, l->v))
+      continue; /* never together anyway */
+    for (int32_t t = M->lo[l->u] > M->lo[l->v] ? M->lo[l->u] : M->lo[l->v];
+         t <= M->hi[l->u] && t <= M->hi[l->v] && !build_stopped(M); t++) {
+      rb_x(&B->rb, M, l->u, t, 1);
+      rb_x(&B->rb, M, l->v, t, 1);
+      for (int32_t j = 0; j < l->n_via; j++)
+        if (M->lo[l->via[j]] <= t && t <= M->hi[l->via[j]])
+          rb_x(&B->rb, M, l->via[j], t, -1);
+      snprintf(nm, sizeof nm, "lnk_%d_%d", (int)i, (int)t);
+      add_row(B, -HUGE_VAL, 1, nm, 0);
+    }
+  }
+}
+
 /* w columns and their rows for step t; C[] lists the classes present. */
 static void add_classes_at(builder *B, int32_t t, const int32_t *cls,
                            const int32_t *rep, int32_t *C, int *wc,
@@ -579,6 +603,8 @@ static bool add_class_rows(builder *B) {
     add_classes_at(B, t, cls, rep, C, wc, slot, cov, Q);
   if (ok)
     add_unfusible_rows(B);
+  if (ok)
+    add_linked_rows(B);
   free(cls), free(rep), free(C), free(slot), free(Q), free(wc), free(cov);
   return ok;
 }

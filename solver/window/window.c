@@ -139,8 +139,34 @@ fail:
   return rc;
 }
 
-/* Outputs (written in the window, read after it or graph outputs) and
- * unfusible pairs of the sub-graph.  0 or -1. */
+/* The linked pairs of g with both nodes in the window (node_map: whole
+ * graph -> window node, -1 outside), with their linkers in the window; a
+ * pair with none there is unfusible in the window, whose groups hold only
+ * window nodes.  FP_OK, or the builder's error. */
+static fp_status copy_linked(fp_graph *sg, const fp_graph *g,
+                             const int32_t *node_map, fp_error *err) {
+  int32_t *via = NULL;
+  fp_status st = FP_OK;
+  for (int32_t i = 0; st == FP_OK && i < fp_graph_linked_count(g); i++) {
+    const fp_linked *l = fp_graph_linked(g, i);
+    int32_t u = node_map[l->u], v = node_map[l->v], n = 0;
+    if (u < 0 || v < 0)
+      continue;
+    if (!via &&
+        !(via = malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *via)))
+      return fp_error_set(err, FP_ENOMEM, "out of memory");
+    for (int32_t j = 0; j < l->n_via; j++)
+      if (node_map[l->via[j]] >= 0)
+        via[n++] = node_map[l->via[j]];
+    st = n ? fp_graph_add_linked(sg, u, v, n, via, err)
+           : fp_graph_add_unfusible(sg, u, v, err);
+  }
+  free(via);
+  return st;
+}
+
+/* Outputs (written in the window, read after it or graph outputs),
+ * unfusible and linked pairs of the sub-graph.  0 or -1. */
 static int add_outputs_and_pairs(const sub_problem *S, const sub_scratch *scr,
                                  const fp_graph *g, const int32_t *step,
                                  int32_t s1, fp_error *err) {
@@ -151,7 +177,9 @@ static int add_outputs_and_pairs(const sub_problem *S, const sub_scratch *scr,
           fp_graph_add_output(S->g, scr->buf_map[n->writes[j]], err) != FP_OK)
         return -1;
   }
-  return sub_copy_unfusible(S->g, g, S->to_global, S->n, err) == FP_OK ? 0 : -1;
+  if (sub_copy_unfusible(S->g, g, S->to_global, S->n, err) != FP_OK)
+    return -1;
+  return copy_linked(S->g, g, scr->node_map, err) == FP_OK ? 0 : -1;
 }
 
 /* The window's nodes, ascending (a program order of the sub-graph). */

@@ -201,6 +201,40 @@ START_TEST(generated_graphs_all_methods) {
 }
 END_TEST
 
+/* d and e share the large input x, so greedy fuses them first unless the
+ * linked-pair rule stops it: they may share a group only with their
+ * linker f, which max_fusion_size 2 leaves no room for.  Every method's
+ * plan passes fp_plan_check, and d and e stay apart. */
+static const char linked_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'max_fusion_size': 2,"
+    " 'buffers': [{'name': 'x', 'bytes': 4000, 'input': true},"
+    "  {'name': 'o1', 'bytes': 40}, {'name': 'o2', 'bytes': 40},"
+    "  {'name': 'o3', 'bytes': 40}],"
+    " 'nodes': ["
+    "  {'name': 'd', 'kind': 'pointwise', 'iter': [10, 1], 'reads': ['x'],"
+    "   'writes': ['o1']},"
+    "  {'name': 'e', 'kind': 'pointwise', 'iter': [10, 1], 'reads': ['x'],"
+    "   'writes': ['o2']},"
+    "  {'name': 'f', 'kind': 'pointwise', 'iter': [10, 1],"
+    "   'reads': ['o1', 'o2'], 'writes': ['o3']}],"
+    " 'outputs': ['o3'], 'linked': [['d', 'e', ['f']]]}";
+
+START_TEST(linked_pair_waits_for_its_linker) {
+  fp_graph *g = tu_graph(linked_json);
+  for (int meth = 0; meth < FP_METHOD_COUNT_; meth++) {
+    fp_plan *p = run(g, (fp_method)meth, 0);
+    fp_error err;
+    ck_assert_msg(fp_plan_check(g, p, 0, &err) == FP_OK, "%s: %s",
+                  fp_method_name((fp_method)meth), err.msg);
+    int32_t step[3];
+    tu_plan_steps(p, step);
+    ck_assert_int_ne(step[0], step[1]);
+    fp_plan_destroy(p);
+  }
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(orders_keep_grouping_and_traffic) {
   fp_graph *g = tu_generated(_i % FP_GEN_FAMILY_COUNT_, 150, (uint64_t)_i + 7);
   fp_plan *base = run(g, FP_METHOD_GREEDY, 0);
@@ -286,6 +320,7 @@ static Suite *fusion_suite(void) {
   Suite *s = suite_create("heuristics/fusion");
   TCase *tc = tcase_create("hand");
   tcase_add_test(tc, chain_fuses_into_one_kernel);
+  tcase_add_test(tc, linked_pair_waits_for_its_linker);
   tcase_add_test(tc, horizontal_extern_and_cycles);
   tcase_add_test(tc, horizontal_fusion_raises_peak);
   tcase_add_test(tc, peak_limit_infeasible_and_params);

@@ -181,6 +181,10 @@ START_TEST(graph_h_building) {
   ck_assert_int_eq(fp_graph_set_node_loop(g, -1, &none, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_add_inplace(NULL, 0, 0, 0, ERR));
   ck_assert_int_eq(fp_graph_add_inplace(g, -1, 0, 0, &err), FP_EINPUT);
+  int32_t via = 0;
+  EXPECT_EARG(fp_graph_add_linked(NULL, 0, 1, 1, &via, ERR));
+  EXPECT_EARG(fp_graph_add_linked(g, 0, 1, 1, NULL, ERR));
+  ck_assert_int_eq(fp_graph_add_linked(g, -1, 99, 1, &via, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_finalize(NULL, ERR));
   ck_assert_int_eq(fp_graph_set_max_fusion_size(g, -3, &err), FP_EINPUT);
   ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, UINT64_MAX, &err),
@@ -240,6 +244,12 @@ START_TEST(graph_h_reading) {
   ck_assert_ptr_null(fp_graph_inplace(g, -1, NULL));
   ck_assert_ptr_null(fp_graph_inplace(o, 0, NULL));
   ck_assert_int_eq(fp_graph_inplace_count(NULL), 0);
+  ck_assert_int_eq(fp_graph_linked_count(NULL), 0);
+  ck_assert_ptr_null(fp_graph_linked(NULL, 0));
+  ck_assert_ptr_null(fp_graph_linked(g, -1));
+  ck_assert_ptr_null(fp_graph_linked(o, 0));
+  ck_assert_int_eq(fp_graph_linked_broken(NULL, NULL, 0), -1);
+  ck_assert_int_eq(fp_graph_linked_broken(g, NULL, 3), -1);
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");
   ck_assert_str_eq(fp_op_name((fp_op_fn)-1), "unknown");
   ck_assert_str_eq(fp_index_name((fp_index)99), "unknown");

@@ -285,6 +285,26 @@ START_TEST(legality_rules) {
 }
 END_TEST
 
+/* Linked pairs (graph format 3): siblings_json's d and e may share a
+ * group only with their linker f; the check names the group and pair. */
+START_TEST(linked_pairs_need_a_linker) {
+  fp_graph *s = tu_graph(siblings_json), *g = fp_graph_copy_open(s, NULL);
+  int32_t f = 2;
+  ck_assert_int_eq(fp_graph_add_linked(g, 1, 0, 1, &f, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  fp_graph_destroy(s);
+  expect_illegal(g, "d e | f",
+                 "group 0: nodes 'd' and 'e' are a linked pair and the group "
+                 "holds none of their 1 linkers ('f')");
+  expect_illegal(g, "f | e d", "group 1: nodes 'd' and 'e' are a linked pair");
+  /* with the linker, or apart, or with either alone: legal */
+  expect(g, "d e f", 1000 + 3000, 4000);
+  expect(g, "d f | e", 1100 + 3000, 4000);
+  expect(g, "d | e f", 2000 + 3000, 4000);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(out_of_range_index) {
   fp_graph *g = tu_graph(tu_chain3_json);
   fp_plan *p = fp_plan_create();
@@ -668,6 +688,7 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, vertical_fusion);
   tcase_add_test(tc, horizontal_fusion_and_partial_reads);
   tcase_add_test(tc, lifetimes);
+  tcase_add_test(tc, linked_pairs_need_a_linker);
   tcase_add_test(tc, outside_live_bytes);
   tcase_add_test(tc, order_of_frees);
   tcase_add_test(tc, reduction_fusion);

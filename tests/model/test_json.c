@@ -264,6 +264,79 @@ START_TEST(loop_round_trip) {
 }
 END_TEST
 
+/* g is written as version 3 with `fragment` in it, loads back to the
+ * same text, and is copied (fp_graph_copy_open, finalized: returned). */
+static fp_graph *v3_round_trip(const fp_graph *g, const char *fragment) {
+  fp_graph *g2 = NULL;
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 3,"));
+  ck_assert_msg(strstr(a, fragment) != NULL, "%s lacks %s", a, fragment);
+  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
+  char *b = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  fp_graph_destroy(g2);
+  g2 = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_finalize(g2, NULL), FP_OK);
+  return g2;
+}
+
+/* Version 3's field linked: pairs round-trip (u before v, linkers
+ * ascending and merged), the file is version 3, copies keep them, an older
+ * version cannot carry them, and bad entries name the file and pair. */
+static void expect_linked_error(int ver, const char *linked, const char *msg) {
+  char doc[600];
+  snprintf(doc, sizeof doc,
+           "{'format': 'fuseplan.graph', 'version': %d,"
+           " 'buffers': [{'name': 'x', 'bytes': 4, 'input': true},"
+           "  {'name': 'y', 'bytes': 4}, {'name': 'z', 'bytes': 4}],"
+           " 'nodes': [{'name': 'a', 'kind': 'pointwise', 'iter': [1, 1],"
+           "   'reads': ['x'], 'writes': ['y']},"
+           "  {'name': 'b', 'kind': 'pointwise', 'iter': [1, 1],"
+           "   'reads': ['x'], 'writes': ['z']}], 'linked': %s}",
+           ver, linked);
+  expect_load_error(doc, msg);
+}
+
+START_TEST(linked_round_trip) {
+  fp_graph *g =
+      tu_graph("{'format': 'fuseplan.graph', 'version': 3, 'name': 'lk',"
+               " 'buffers': [{'name': 'x', 'bytes': 4, 'input': true},"
+               "  {'name': 'y', 'bytes': 4}, {'name': 'z', 'bytes': 4},"
+               "  {'name': 'w', 'bytes': 4}],"
+               " 'nodes': [{'name': 'a', 'kind': 'pointwise', 'iter': [1, 1],"
+               "   'reads': ['x'], 'writes': ['y']},"
+               "  {'name': 'b', 'kind': 'pointwise', 'iter': [1, 1],"
+               "   'reads': ['x'], 'writes': ['z']},"
+               "  {'name': 'c', 'kind': 'pointwise', 'iter': [1, 1],"
+               "   'reads': ['y', 'z'], 'writes': ['w']}],"
+               " 'linked': [['b', 'a', ['c', 'c']]]}");
+  ck_assert_int_eq(fp_graph_linked_count(g), 1);
+  const fp_linked *l = fp_graph_linked(g, 0);
+  ck_assert(l->u == 0 && l->v == 1 && l->n_via == 1 && l->via[0] == 2);
+  fp_graph *g2 = v3_round_trip(g, "\"linked\": [\n  [\"a\", \"b\", [\"c\"]]]");
+  ck_assert_int_eq(fp_graph_linked_count(g2), 1); /* copies keep them */
+  int32_t group[] = {1, 0}, with[] = {2, 0, 1};
+  ck_assert_int_eq(fp_graph_linked_broken(g2, group, 2), 0);
+  ck_assert_int_eq(fp_graph_linked_broken(g2, with, 3), -1);
+  ck_assert_int_eq(fp_graph_linked_broken(g2, group, 1), -1);
+  fp_graph_destroy(g2);
+  fp_graph_destroy(g);
+  expect_linked_error(2, "[['a', 'b', ['a']]]",
+                      "linked: needs version 3 (this is 2)");
+  expect_linked_error(3, "[['a', 'b', ['a']]]",
+                      "linked: pair 'a', 'b' lists 'a' as its own linker");
+  expect_linked_error(3, "[['a', 'b', []]]",
+                      "linked: pair 'a', 'b' has no linker");
+  expect_linked_error(3, "[['a', 'q', ['b']]]", "linked[0]: unknown node 'q'");
+  expect_linked_error(3, "[['a', 'a', ['b']]]",
+                      "linked: pair names node 'a' twice");
+  expect_linked_error(3, "[['a', 'b']]", "linked[0]: expected [node, node,");
+  expect_linked_error(3, "{}", "linked: expected an array");
+}
+END_TEST
+
 /* Version 3's node field inplace: pairs round-trip in listed order, the
  * file is written as version 3 only when some node has pairs, an older
  * version cannot carry it, and bad pairs name the file, node and buffers. */
@@ -298,19 +371,8 @@ START_TEST(inplace_round_trip) {
   ck_assert_int_eq(p[0].read, fp_graph_find_buffer(g, "x"));
   ck_assert_int_eq(p[0].write, fp_graph_find_buffer(g, "z"));
   ck_assert_int_eq(p[1].write, fp_graph_find_buffer(g, "y"));
-  char *a = fp_graph_to_json(g, 1, NULL);
-  ck_assert_ptr_nonnull(strstr(a, "\"version\": 3,"));
-  ck_assert_ptr_nonnull(
-      strstr(a, "\"inplace\": [[\"x\", \"z\"], [\"x\", \"y\"]]"));
-  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
-  char *b = fp_graph_to_json(g2, 1, NULL);
-  ck_assert_str_eq(a, b);
-  free(a);
-  free(b);
-  fp_graph_destroy(g2);
-  g2 = fp_graph_copy_open(g, NULL); /* copies keep the pairs */
-  ck_assert_int_eq(fp_graph_finalize(g2, NULL), FP_OK);
-  ck_assert_int_eq(fp_graph_inplace_count(g2), 2);
+  g2 = v3_round_trip(g, "\"inplace\": [[\"x\", \"z\"], [\"x\", \"y\"]]");
+  ck_assert_int_eq(fp_graph_inplace_count(g2), 2); /* copies keep them */
   fp_graph_destroy(g2);
   fp_graph_destroy(g);
   expect_inplace_error(2, "[['x', 'y']]",
@@ -885,6 +947,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, files_gzip_and_atomic);
   tcase_add_test(tc, failed_write_keeps_old_file);
   tcase_add_test(tc, exact_integers);
+  tcase_add_test(tc, linked_round_trip);
   tcase_add_test(tc, strings_checked);
   tcase_add_test(tc, malformed_json_rejected);
   suite_add_tcase(s, tc);

@@ -665,17 +665,13 @@ START_TEST(random_nothing_beats_it) {
 }
 END_TEST
 
-/* Random graphs with loop nests (graph format 3): the exhaustive search
- * agrees with the enumeration of fp_plan_check-legal plans, the ILP over
- * exact windows finds the same optimum, the lower bound stays below it,
- * and every method of the method table makes a legal plan. */
-START_TEST(random_loops_agree) {
-  tu_rng r = {(uint64_t)_i * 6151u + 3};
-  fp_graph *g = tu_random_loop_graph(&r, 3, 7);
-  fp_ilp_params prm = random_params(&r, g);
+/* The exhaustive search agrees with the enumeration of fp_plan_check-legal
+ * plans of g, the ILP over exact windows finds the same optimum, the lower
+ * bound stays below it, and every method of the method table makes a
+ * legal plan. */
+static void every_method_agrees(const fp_graph *g, fp_ilp_params prm,
+                                const char *what) {
   brute B = brute_force(g, prm.limits.max_fusion_size);
-  char what[64];
-  snprintf(what, sizeof what, "loop seed %d", _i);
   agrees_with_brute(&B, &prm, what);
   brute_free(&B);
   fp_plan *p = fp_plan_create(), *q = fp_plan_create();
@@ -707,7 +703,31 @@ START_TEST(random_loops_agree) {
   }
   fp_plan_destroy(p);
   fp_plan_destroy(q);
+}
+
+/* every_method_agrees on g (destroyed), with random parameters from r. */
+static void random_agrees(fp_graph *g, tu_rng *r, const char *kind, int i) {
+  fp_ilp_params prm = random_params(r, g);
+  char what[64];
+  snprintf(what, sizeof what, "%s seed %d", kind, i);
+  every_method_agrees(g, prm, what);
   fp_graph_destroy(g);
+}
+
+/* Random graphs with loop nests (graph format 3). */
+START_TEST(random_loops_agree) {
+  tu_rng r = {(uint64_t)_i * 6151u + 3};
+  random_agrees(tu_random_loop_graph(&r, 3, 7), &r, "loop", _i);
+}
+END_TEST
+
+/* Random graphs with linked pairs (graph format 3): the ILP's linked rows,
+ * the exhaustive and least-traffic searches, the heuristics and auto all
+ * keep the rule that the brute force's fp_plan_check applies. */
+START_TEST(random_linked_agree) {
+  tu_rng r = {(uint64_t)_i * 7207u + 11};
+  random_agrees(tu_add_linked(tu_random_deep_graph(&r, 3, 7), &r), &r, "linked",
+                _i);
 }
 END_TEST
 
@@ -727,6 +747,7 @@ static Suite *exhaustive_suite(void) {
   tcase_add_loop_test(prop, random_matches_brute_force, 0, 150);
   tcase_add_loop_test(prop, random_nothing_beats_it, 0, 150);
   tcase_add_loop_test(prop, random_loops_agree, 0, 100);
+  tcase_add_loop_test(prop, random_linked_agree, 0, 150);
   suite_add_tcase(s, prop);
   return s;
 }

@@ -115,8 +115,8 @@ def _capturing(state):
         if cap is not None and cap.graph is not None and cap.candidate_verdicts is None:
             cap.candidate_verdicts = _candidate_verdicts(self, cap)
             cap.loop_snapshot = oracle.snapshot(cap.sched_nodes.values())
-            if state.get("oracle", 0) > 0:
-                cap.prefusion = oracle.prefusion_state(self, cap.sched_nodes.values())
+            # the linked pairs and the oracle ask Inductor in this state
+            cap.prefusion = oracle.prefusion_state(self, cap.sched_nodes.values())
         return orig_fuse_nodes(self, nodes)
 
     def codegen(self):
@@ -144,11 +144,14 @@ def _capturing(state):
             oracle.restore(cap.loop_snapshot)
             cap.outer_splits = outer.split_pairs(self, cap.sched_nodes)
         if cap.prefusion is not None:
-            # the oracle samples the groups that the exported rules allow,
-            # so those rules are made first; it leaves the nodes as they are
+            # the linked pairs of Inductor's plan, and the oracle, which
+            # samples the groups that the exported rules allow, so those
+            # rules are made first; both leave the nodes as they are
             cap.iter_rewrites = _final_rules(cap)
-            cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
-                                             cap.prefusion, _compatible, state["oracle"])
+            _linked_rules(cap, self)
+            if state.get("oracle", 0) > 0:
+                cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
+                                                 cap.prefusion, _compatible, state["oracle"])
         raise _Abort()
 
     class ShapeOnly(OutputCode):
@@ -618,6 +621,21 @@ def _final_rules(cap):
     g["unfusible"] = unf + outer
     g["max_fusion_size"] = max([64] + [len(x) for x in plan])
     return rewritten
+
+
+def _linked_rules(cap, sched):
+    """Puts the linked pairs of Inductor's plan in CAP's graph (``linked``,
+    graph format 3; docs/exporter.md, "Linked pairs"): pairs of one of its
+    groups that Inductor fuses only with a third member of that group
+    (oracle.linked_pairs).  meta.linked_pairs counts them."""
+    g = cap.graph
+    pos = {nd["name"]: i for i, nd in enumerate(g["nodes"])}
+    linked = oracle.linked_pairs(sched, _plan_groups(cap), cap.sched_nodes, cap.prefusion,
+                                 pos, cap.candidate_verdicts or {})
+    cap.meta["linked_pairs"] = len(linked)
+    if linked:
+        g["linked"] = linked
+        g["version"] = max(3, g.get("version", 1))
 
 
 def _plan_groups(cap):

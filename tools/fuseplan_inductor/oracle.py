@@ -12,6 +12,7 @@ and counts those Inductor refuses.  docs/exporter.md documents the record
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +29,8 @@ def _buffers(node: dict[str, Any]) -> set[str]:
 
 class Rules:
     """fuseplan's legality of one group on one graph dict: no extern node,
-    every pair compatible and not unfusible, at most max_fusion_size nodes,
+    every pair compatible and not unfusible, every linked pair with one of
+    its linkers (the graph's ``linked``), at most max_fusion_size nodes,
     and convex (no path leaves the group and comes back), which is what
     dependency order asks of a group whose other nodes stay alone."""
 
@@ -40,6 +42,7 @@ class Rules:
         self.compatible = compatible
         self.unfusible = unfusible
         self.max_size = graph.get("max_fusion_size", 64)
+        self.linked = [(a, b, frozenset(via)) for a, b, via in graph.get("linked", [])]
         writer = {w: nd["name"] for nd in nodes for w in nd["writes"]}
         succ = {nd["name"]: set() for nd in nodes}
         for nd in nodes:
@@ -93,6 +96,13 @@ class Rules:
             a |= self.anc[x]
         return (d & a) & ~g == 0
 
+    def linked_ok(self, group: Sequence[str]) -> bool:
+        """Whether every linked pair in the group has one of its linkers
+        in it too (graph format 3's ``linked``, docs/formats.md)."""
+        members = set(group)
+        return all(not (a in members and b in members) or (via & members)
+                   for a, b, via in self.linked)
+
     def legal(self, group: Sequence[str]) -> bool:
         """Whether the group is legal under fuseplan's rules."""
         if len(group) > self.max_size or len(set(group)) != len(group):
@@ -101,7 +111,7 @@ class Rules:
             for v in group[i + 1:]:
                 if not self.pair_ok(u, v):
                     return False
-        return self.convex(group)
+        return self.convex(group) and self.linked_ok(group)
 
     def connected(self, group: Sequence[str]) -> bool:
         """Whether the group is connected by shared buffers."""
@@ -153,7 +163,7 @@ def _all_groups(rules: Rules, seeds: list[str], limit: int) -> list[list[str]] |
         budget[0] -= 1
         if budget[0] < 0:
             return False
-        if len(group) >= 2 and rules.convex(group):
+        if len(group) >= 2 and rules.convex(group) and rules.linked_ok(group):
             out.append(list(group))
             if len(out) > limit:
                 return False
@@ -187,7 +197,7 @@ def sample_groups(rules: Rules, count: int, seed: int = 0) -> list[list[str]]:
         if len(out) >= count:
             break
         g = _grow(rules, rng, seeds, connected=attempt % 2 == 0)
-        if len(g) >= 2 and tuple(g) not in seen:
+        if len(g) >= 2 and tuple(g) not in seen and rules.linked_ok(g):
             seen.add(tuple(g))
             out.append(g)
     return out
@@ -287,27 +297,66 @@ def prefusion_state(sched: Any, snodes: Any) -> dict[str, Any]:
     return {"loops": snapshot(snodes), "fused": dict(sched.name_to_fused_node)}
 
 
-def probe(sched: Any, graph: dict[str, Any], sched_nodes: dict[str, Any],
-          prefusion: dict[str, Any], compatible: Callable[[dict, dict], bool],
-          count: int = DEFAULT_SAMPLES, seed: int = 0) -> list[tuple[list[str], bool]]:
-    """Samples groups that GRAPH's rules (its iteration spaces, unfusible
-    pairs, max_fusion_size) call legal and asks Inductor about each, with
-    the scheduler as it was before fusion (PREFUSION, from
-    prefusion_state); called once Inductor's own fusion is done, the
-    scheduler is left as Inductor left it.  Returns [(group, fuses)].
-    Raises nothing of its own."""
-    rules = Rules(graph, compatible, {tuple(p) for p in graph.get("unfusible", [])})
-    groups = sample_groups(rules, count, seed)
+@contextlib.contextmanager
+def _before_fusion(sched: Any, sched_nodes: dict[str, Any], prefusion: dict[str, Any]):
+    """Puts the scheduler back as it was before fusion (PREFUSION, from
+    prefusion_state) for the body, then as Inductor left it."""
     after = snapshot(sched_nodes.values())
     fused_after, memory_after = sched.name_to_fused_node, sched._fusion_memory_state
     restore(prefusion["loops"])
     # no fusion-round memory state: as for the exporter's pair verdicts
     sched.name_to_fused_node, sched._fusion_memory_state = dict(prefusion["fused"]), None
     try:
-        return [(g, inductor_fuses(sched, [sched_nodes[x] for x in g])) for g in groups]
+        yield
     finally:
         sched.name_to_fused_node, sched._fusion_memory_state = fused_after, memory_after
         restore(after)
+
+
+def probe(sched: Any, graph: dict[str, Any], sched_nodes: dict[str, Any],
+          prefusion: dict[str, Any], compatible: Callable[[dict, dict], bool],
+          count: int = DEFAULT_SAMPLES, seed: int = 0) -> list[tuple[list[str], bool]]:
+    """Samples groups that GRAPH's rules (its iteration spaces, unfusible
+    and linked pairs, max_fusion_size) call legal and asks Inductor about
+    each, with the scheduler as it was before fusion (PREFUSION, from
+    prefusion_state); called once Inductor's own fusion is done, the
+    scheduler is left as Inductor left it.  Returns [(group, fuses)].
+    Raises nothing of its own."""
+    rules = Rules(graph, compatible, {tuple(p) for p in graph.get("unfusible", [])})
+    groups = sample_groups(rules, count, seed)
+    with _before_fusion(sched, sched_nodes, prefusion):
+        return [(g, inductor_fuses(sched, [sched_nodes[x] for x in g])) for g in groups]
+
+
+def linked_pairs(sched: Any, groups: Sequence[Sequence[str]], sched_nodes: dict[str, Any],
+                 prefusion: dict[str, Any], pos: dict[str, int],
+                 verdicts: dict[tuple[str, str], bool]) -> list[list[Any]]:
+    """The linked pairs of Inductor's plan (GROUPS, lists of node names):
+    the pairs (u, v) of one group of 3 or more nodes that Inductor does
+    not fuse alone, each with its linkers, the other members c of the
+    group such that Inductor fuses {u, v, c} (every other member when no
+    single one does, so that Inductor's plan stays legal).  A pair is
+    asked with inductor_fuses, before fusion (PREFUSION), unless the
+    exporter's pair verdicts (VERDICTS, keyed (u, v) in program order POS)
+    already said yes.  Returns [[u, v, [c, ...]]], u before v."""
+    out = []
+
+    def fuses(names):
+        return inductor_fuses(sched, [sched_nodes[x] for x in sorted(names, key=pos.get)])
+
+    with _before_fusion(sched, sched_nodes, prefusion):
+        for grp in groups:
+            if len(grp) < 3:
+                continue
+            members = sorted(grp, key=pos.get)
+            for i, u in enumerate(members):
+                for v in members[i + 1:]:
+                    if verdicts.get((u, v)) or fuses((u, v)):
+                        continue
+                    rest = [c for c in members if c not in (u, v)]
+                    via = [c for c in rest if fuses((u, v, c))]
+                    out.append([u, v, via or rest])
+    return out
 
 
 def summarize(graph: dict[str, Any], probes: list[tuple[list[str], bool]],
