@@ -83,6 +83,23 @@ class Oracle(unittest.TestCase):
             self.assertEqual(rec["disagreements"], 0, (w, rec["refused_groups"]))
             self.assertEqual(ex.plan["groups"], first[w].plan["groups"])
 
+    def test_linked_pairs_need_a_linker(self):
+        # graph format 3's linked pairs: a group with the pair and none of
+        # its linkers is illegal, with a linker or apart it is legal, and
+        # sampling draws no group the rule forbids
+        nodes = [{"name": n, "kind": "pointwise", "iter": [4, 1], "reads": ["x"],
+                  "writes": [n + ".out"]} for n in ("a", "b", "c", "d")]
+        graph = {"nodes": nodes, "linked": [["a", "b", ["c"]]]}
+        rules = oracle.Rules(graph, lambda p, q: True, set())
+        self.assertFalse(rules.legal(["a", "b"]))
+        self.assertFalse(rules.legal(["a", "b", "d"]))
+        self.assertTrue(rules.legal(["a", "b", "c"]))
+        self.assertTrue(rules.legal(["a", "d"]))
+        groups = oracle.sample_groups(rules, 100)
+        self.assertTrue(groups)
+        self.assertTrue(all(rules.legal(g) for g in groups), groups)
+        self.assertIn(["a", "b", "c"], groups)
+
     def test_two_hop_triples_found(self):
         full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
                        oracle_samples=500)
