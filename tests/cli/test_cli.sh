@@ -304,6 +304,29 @@ illegal small_illegal_size.json 'group 0 has 4 nodes, more than max_fusion_size 
 illegal small_illegal_unfusible.json "group 2: nodes 'n2' and 'n6' are listed unfusible"
 illegal small_illegal_empty_group.json 'group 3 is empty'
 
+# linked pairs (graph format 3): small.json with n0, n1 linked through n2;
+# a plan that fuses n0 and n1 without n2 is illegal, and every method's
+# plan keeps the rule
+t_case 'verify: a linked pair without its linker'
+sed -e 's/"version": 1/"version": 3/' \
+  -e 's/"unfusible": \[\["n2", "n6"\]\],/&\n "linked": [["n0", "n1", ["n2"]]],/' \
+  "$G" >"$T_TMP/linked.json"
+printf '%s\n' '{"format": "fuseplan.plan", "version": 1, "graph": "small",' \
+  ' "groups": [["n0", "n1"], ["n2"], ["n3", "n6"], ["n4"], ["n5"]]}' \
+  >"$T_TMP/linked_plan.json"
+t_run "$FUSEPLAN" verify "$T_TMP/linked.json" "$T_TMP/linked_plan.json"
+t_exit 1 && t_err_has "linked_plan.json: group 0: nodes 'n0' and 'n1' are a linked pair and the group holds none of their 1 linkers ('n2')"
+t_err_one_line
+t_run "$FUSEPLAN" verify "$T_TMP/linked.json" "$D/small_plan_legal.json"
+t_exit 0
+for m in greedy greedy-lowmem ilp auto; do
+  t_case "solve --method $m keeps a linked pair with its linker"
+  t_run "$FUSEPLAN" solve "$T_TMP/linked.json" --method "$m" -o "$T_TMP/linked_$m.json"
+  t_exit 0 || continue
+  t_run "$FUSEPLAN" verify "$T_TMP/linked.json" "$T_TMP/linked_$m.json"
+  t_exit 0
+done
+
 # ---- compare -------------------------------------------------------------------
 # Run inside tests/data: the table's plan column shows the first 28
 # characters of each plan's path.
