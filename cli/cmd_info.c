@@ -45,7 +45,8 @@ static void print_json(const fp_graph *g, const graph_stats *s,
   printf(", \"nodes\": %d, \"pointwise\": %d, "
          "\"reduction\": %d, \"extern\": %d, \"buffers\": %d, \"inputs\": %d, "
          "\"freeable_inputs\": %d, \"outputs\": %d, \"multi_reader_buffers\": "
-         "%d, \"unfusible_pairs\": %d, \"max_fusion_size\": %d, "
+         "%d, \"unfusible_pairs\": %d, \"linked_pairs\": %d, "
+         "\"max_fusion_size\": %d, "
          "\"total_bytes\": %llu, \"resident_bytes\": %llu, "
          "\"outside_live_bytes\": %llu, \"inplace_pairs\": %d, "
          "\"eager\": {\"traffic_bytes\": %llu, \"peak_bytes\": %llu, "
@@ -54,8 +55,8 @@ static void print_json(const fp_graph *g, const graph_stats *s,
          (int)fp_graph_node_count(g), (int)s->kinds[0], (int)s->kinds[1],
          (int)s->kinds[2], (int)fp_graph_buffer_count(g), (int)s->inputs,
          (int)s->freeable, (int)s->outputs, (int)s->multi_read,
-         (int)fp_graph_unfusible_count(g), (int)fp_graph_max_fusion_size(g),
-         (unsigned long long)s->total_bytes,
+         (int)fp_graph_unfusible_count(g), (int)fp_graph_linked_count(g),
+         (int)fp_graph_max_fusion_size(g), (unsigned long long)s->total_bytes,
          (unsigned long long)fp_graph_resident_bytes(g),
          (unsigned long long)fp_graph_outside_live_bytes(g),
          (int)fp_graph_inplace_count(g), (unsigned long long)m->traffic_bytes,
@@ -79,8 +80,11 @@ static void print_text(const fp_graph *g, const graph_stats *s,
          "by 2+ nodes)\n",
          (int)fp_graph_buffer_count(g), (int)s->inputs, (int)s->freeable,
          (int)s->outputs, (int)s->multi_read);
-  printf("max_fusion_size  %d; unfusible pairs %d\n",
+  printf("max_fusion_size  %d; unfusible pairs %d",
          (int)fp_graph_max_fusion_size(g), (int)fp_graph_unfusible_count(g));
+  if (fp_graph_linked_count(g) > 0) /* graph format 3's linked pairs */
+    printf("; linked pairs %d", (int)fp_graph_linked_count(g));
+  putchar('\n');
   printf("total bytes      %s\n", cli_bytes(s->total_bytes, b1, sizeof b1));
   uint64_t outside = fp_graph_outside_live_bytes(g);
   printf("resident inputs  %s\n",

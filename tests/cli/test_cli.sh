@@ -319,6 +319,10 @@ t_exit 1 && t_err_has "linked_plan.json: group 0: nodes 'n0' and 'n1' are a link
 t_err_one_line
 t_run "$FUSEPLAN" verify "$T_TMP/linked.json" "$D/small_plan_legal.json"
 t_exit 0
+t_run "$FUSEPLAN" info --json "$T_TMP/linked.json"
+t_exit 0 && t_eq linked_pairs "$(json_num linked_pairs "$T_OUT")" 1
+t_run "$FUSEPLAN" info "$T_TMP/linked.json"
+t_exit 0 && t_out_has 'unfusible pairs 1; linked pairs 1'
 for m in greedy greedy-lowmem ilp auto; do
   t_case "solve --method $m keeps a linked pair with its linker"
   t_run "$FUSEPLAN" solve "$T_TMP/linked.json" --method "$m" -o "$T_TMP/linked_$m.json"
