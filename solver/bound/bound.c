@@ -531,8 +531,7 @@ static int best_where(const void *ctx, int32_t u) {
  * pair writing it may apply in some plan.  A pair that no plan applies
  * fails at the most permissive placement too (fp_inplace_node_applied);
  * one passed over there only because an earlier pair took its input or
- * output may apply elsewhere, so it is credited as well.  Returns the
- * number of buffers credited. */
+ * output may apply elsewhere, so it is credited as well.  Never fails. */
 static void inplace_credit(const fp_graph *g, uint64_t *credit) {
   for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
     int32_t m;

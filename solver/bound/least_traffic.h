@@ -149,8 +149,9 @@ typedef struct solver_lt_limits {
   /* In-place credit of the priced step (bound.c, the step bound on a
    * graph with in-place pairs): per buffer of the searched graph, bytes
    * the price does not count when the priced group writes the buffer and
-   * it is materialized (read after the step, unread, or an output).
-   * NULL (none). */
+   * it is materialized (read after the step, unread, or an output);
+   * for graphs without in-place pairs of their own (the cluster graphs),
+   * where those bytes are among the step's live ones.  NULL (none). */
   const uint64_t *at_credit;
 } solver_lt_limits;
 
