@@ -493,18 +493,101 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
 static const int32_t step_sizes[] = {12, 8, 16, 20, 24};
 #define N_STEP_SIZES 5
 
+/* ---- in-place credit --------------------------------------------------
+ *
+ * A takeover (i, o) of node v (docs/cost-model.md, "In-place kernels")
+ * saves o's bytes at v's step, and only when o is materialized: o is
+ * then among the buffers born at that step, which the clusters' live
+ * bytes count.  So the plan's live bytes at x's step are at least the
+ * clusters' live bytes less the bytes of every materialized buffer born
+ * there that some pair may take over, and that credit is a sum over
+ * buffers: each cluster takes its own buffers' (least_traffic.h,
+ * at_credit), whatever the other readers of i do, which the cluster may
+ * not see.  Which pairs may ever apply is the evaluator's to say. */
+
+/* fp_step_where at its most permissive for node v's pairs: v at the
+ * step, the readers of what v writes after it, every other node before
+ * (so every reader of an input of v is done).  ctx: a where_best. */
+typedef struct where_best {
+  const fp_graph *g;
+  int32_t v;
+} where_best;
+
+static int best_where(const void *ctx, int32_t u) {
+  const where_best *a = ctx;
+  const fp_node *nd = fp_graph_node(a->g, a->v);
+  if (u == a->v)
+    return 0;
+  for (int32_t j = 0; j < nd->n_writes; j++) {
+    const fp_buffer *o = fp_graph_buffer(a->g, nd->writes[j]);
+    for (int32_t r = 0; r < o->n_readers; r++)
+      if (o->readers[r] == u)
+        return 1;
+  }
+  return -1;
+}
+
+/* Per buffer of g, into credit (zeroed by the caller): its bytes when a
+ * pair writing it may apply in some plan.  A pair that no plan applies
+ * fails at the most permissive placement too (fp_inplace_node_applied);
+ * one passed over there only because an earlier pair took its input or
+ * output may apply elsewhere, so it is credited as well.  Never fails. */
+static void inplace_credit(const fp_graph *g, uint64_t *credit) {
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+    where_best a = {g, v};
+    uint64_t used = m > 0 ? fp_inplace_node_applied(g, v, best_where, &a) : 0;
+    for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++) {
+      bool may = used >> k & 1;
+      for (int32_t j = 0; !may && j < k; j++)
+        may = (used >> j & 1) &&
+              (pr[j].read == pr[k].read || pr[j].write == pr[k].write);
+      if (may)
+        credit[pr[k].write] = fp_graph_buffer(g, pr[k].write)->bytes;
+    }
+  }
+}
+
+/* B->credit of the cluster's buffers as an array over B->sg's buffers
+ * (found by name: the cluster graph keeps them), into *out (caller
+ * frees; NULL when B has no credit).  0, or -1 when out of memory. */
+static int cluster_credit(const cluster_build *B, uint64_t **out) {
+  *out = NULL;
+  if (!B->credit)
+    return 0;
+  *out = calloc((size_t)fp_graph_buffer_count(B->sg) + 1, sizeof **out);
+  if (!*out)
+    return -1;
+  for (int32_t i = 0; i < B->n_bufs; i++) {
+    int32_t b = B->bufs[i];
+    int32_t sb =
+        B->credit[b]
+            ? fp_graph_find_buffer(B->sg, fp_graph_buffer(B->g, b)->name)
+            : -1;
+    if (sb >= 0)
+      (*out)[sb] = B->credit[b];
+  }
+  return 0;
+}
+
 /* The least of share + weight x (live bytes of its buffers at the step
- * running x) over the plans of cluster c's graph with x made a member
- * (searched when it has at most max_count nodes), into *term when the
- * search finishes and that is more (*term: a bound the caller already
- * has on the same sum).  FP_OK or an error of the build or the search. */
+ * running x, less their in-place credit) over the plans of cluster c's
+ * graph with x made a member (searched when it has at most max_count
+ * nodes), into *term when the search finishes and that is more (*term: a
+ * bound the caller already has on the same sum).  FP_OK or an error of
+ * the build or the search. */
 static fp_status step_term(cluster_build *B, int32_t c, int32_t k, int32_t x,
                            uint64_t weight, int32_t max_count, double deadline,
                            const volatile sig_atomic_t *cancel, uint64_t *term,
                            fp_error *err) {
   fp_status st = cluster_build_graph(B, c, k, err);
+  uint64_t *credit = NULL;
+  if (st == FP_OK && cluster_credit(B, &credit) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
   solver_lt_limits lim;
   solver_lt_limits_init(&lim);
+  lim.at_credit = credit;
   for (int32_t i = 0; st == FP_OK && i < B->count; i++)
     lim.at_node = B->members[i] == x ? i : lim.at_node;
   lim.at_weight = weight;
@@ -517,6 +600,7 @@ static fp_status step_term(cluster_build *B, int32_t c, int32_t k, int32_t x,
                                     end, cancel, NULL, &r, err);
   if (st == FP_OK && r.solved && r.traffic > *term)
     *term = r.traffic;
+  free(credit);
   fp_graph_destroy(B->sg);
   B->sg = NULL;
   return st;
@@ -698,11 +782,12 @@ fail:
 
 /* The sum of step_term over the clusters of C (each at least the
  * structural bound of its buffers), raised by rounds of step_merge
- * (which merges clusters of C), into *sum.  FP_OK or an error. */
+ * (which merges clusters of C), into *sum; credit: inplace_credit's, or
+ * NULL.  FP_OK or an error. */
 static fp_status step_sum(const fp_graph *g, solver_clusters *C, int32_t k,
-                          int32_t x, uint64_t weight, double deadline,
-                          const volatile sig_atomic_t *cancel, uint64_t *sum,
-                          fp_error *err) {
+                          int32_t x, uint64_t weight, const uint64_t *credit,
+                          double deadline, const volatile sig_atomic_t *cancel,
+                          uint64_t *sum, fp_error *err) {
   cluster_build B;
   memset(&B, 0, sizeof B); /* cluster_build_free is safe on it */
   uint64_t *per_buffer =
@@ -715,6 +800,7 @@ static fp_status step_sum(const fp_graph *g, solver_clusters *C, int32_t k,
   B.of = C->of;
   B.size = C->size;
   B.extra = x;
+  B.credit = credit;
   for (int32_t c = 0; st == FP_OK && c < C->count; c++) {
     terms[c] = buffers_bound(C, c, per_buffer);
     B.bufs = C->list + C->start[c];
@@ -743,15 +829,20 @@ fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
   double deadline = fp_clock_now() + time_s;
   uint64_t limit = prm->limits.peak, best = 0;
   *bound = 0;
-  /* Not on a graph with in-place pairs: a takeover's saving depends on
-   * where the other readers of its input run, which the split of the live
-   * bytes over clusters does not see, so a cluster could count bytes that
-   * the plan never holds and the bound would not be one. */
   if (prm->objective != FP_OBJECTIVE_TRAFFIC || limit == FP_NO_LIMIT || x < 0 ||
-      x >= fp_graph_node_count(g) || time_s <= 0 ||
-      fp_graph_inplace_count(g) > 0)
+      x >= fp_graph_node_count(g) || time_s <= 0)
     return FP_OK;
-  fp_status st = limit ? FP_OK : solver_eager_peak(g, &limit, err);
+  /* On a graph with in-place pairs the clusters' live bytes count what a
+   * takeover saves; each takes its credit (inplace_credit above). */
+  uint64_t *credit = NULL;
+  fp_status st = FP_OK;
+  if (fp_graph_inplace_count(g) > 0 &&
+      !(credit = calloc((size_t)fp_graph_buffer_count(g) + 1, sizeof *credit)))
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (credit)
+    inplace_credit(g, credit);
+  if (limit == 0)
+    st = solver_eager_peak(g, &limit, err);
   /* Every plan within the limit holds at most `room` bytes of the
    * clusters' buffers during the step running x. */
   uint64_t res = fp_graph_resident_bytes(g), room = limit - res;
@@ -765,11 +856,12 @@ fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
       st = fp_error_set(err, FP_ENOMEM, "out of memory");
     else
       st = step_sum(g, &C, fp_limits_fusion_size(&prm->limits, g), x, weight,
-                    deadline, prm->cancel, &sum, err);
+                    credit, deadline, prm->cancel, &sum, err);
     if (st == FP_OK && sum > weight * room && sum - weight * room > best)
       best = sum - weight * room;
     solver_clusters_free(&C);
   }
+  free(credit);
   *bound = (double)best;
   return st;
 }

@@ -58,11 +58,12 @@ fp_status solver_second_bound(const fp_graph *g, const fp_ilp_params *prm,
  * partition of the buffers, each bounded by the least of share + w x its
  * buffers' bytes live at x's step over the plans of its cluster graph
  * with x made a member (least_traffic.h, at_node), pairs of clusters
- * sharing a node priced as one where that gains.  Partitions are tried
+ * sharing a node priced as one where that gains; on a graph with
+ * in-place pairs each cluster's price is less the credit of the buffers
+ * a takeover may save (at_credit).  Partitions are tried
  * until the bound reaches `target` (INFINITY: all), within time_s
  * seconds (clusters past it count their structural bound).  *bound: 0
- * when there is nothing to say (no limit, another objective, a graph
- * with in-place pairs).  FP_OK,
+ * when there is nothing to say (no limit, another objective).  FP_OK,
  * FP_ENOMEM or FP_EINTERNAL (the evaluator disagrees with a search). */
 fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
                             int32_t x, uint64_t weight, double target,

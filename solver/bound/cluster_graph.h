@@ -30,11 +30,13 @@ typedef struct cluster_build {
   int32_t n_bufs;
   int32_t size; /* the partition's N(S) size: larger clusters get none */
   int32_t c;
-  int32_t extra;     /* a node of g made a member too (-1: none; the step
-                        bound of bound.c prices the step that runs it) */
-  int32_t *node_map; /* -1 between calls */
-  int32_t *buf_map;  /* -1 between calls */
-  int32_t *members;  /* N(S), ascending */
+  int32_t extra;          /* a node of g made a member too (-1: none; the step
+                             bound of bound.c prices the step that runs it) */
+  const uint64_t *credit; /* per buffer of g: the step bound's in-place
+                             credit (bound.c; NULL: none) */
+  int32_t *node_map;      /* -1 between calls */
+  int32_t *buf_map;       /* -1 between calls */
+  int32_t *members;       /* N(S), ascending */
   int32_t count;
   fp_graph *sg;
   /* Paths between members through the rest of the graph (add_paths):

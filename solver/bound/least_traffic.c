@@ -126,6 +126,7 @@ typedef struct lt_search {
    * holding node `at` costs at_w per byte live above the resident ones. */
   int32_t at;
   uint64_t at_w;
+  const uint64_t *at_credit; /* solver_lt_limits.at_credit */
   double deadline;
   const volatile sig_atomic_t *cancel;
   bool stopped, nomem;
@@ -593,6 +594,24 @@ static void undo_to(lt_search *S, int64_t mark) {
   }
 }
 
+/* The in-place credit of group s2 at the priced step: the at_credit
+ * bytes of the buffers it writes that stay materialized (an output,
+ * unread, or with a reader outside s2), each among `writes` (add_node),
+ * so never more than them. */
+static uint64_t step_credit(const lt_search *S, lt_mask s2) {
+  uint64_t c = 0;
+  for (lt_mask m = s2; m; m &= m - 1) {
+    const fp_node *nd = fp_graph_node(S->g, __builtin_ctzll(m));
+    for (int32_t j = 0; j < nd->n_writes; j++) {
+      int32_t b = nd->writes[j];
+      lt_mask r = S->X.sets.readers[b];
+      if (S->at_credit[b] && (S->X.output[b] || !r || (r & ~s2)))
+        c += S->at_credit[b];
+    }
+  }
+  return c;
+}
+
 /* The step of group s2 (writing `writes` bytes) from state d, for the
  * search: the cost to go of the backward pass, or the state reached,
  * with peaks only when the step's live bytes fit the limit. */
@@ -606,7 +625,8 @@ static void step(lt_search *S, lt_mask d, lt_mask s2, uint64_t cost,
   if (priced || (S->peaks && !S->pull))
     live = S->live0 + writes - fp_inplace_mask_saving(S->g, d, s2);
   if (priced)
-    cost += S->at_w * (live - S->X.resident);
+    cost += S->at_w *
+            (live - (S->at_credit ? step_credit(S, s2) : 0) - S->X.resident);
   if (S->pull) {
     pull(S, d | s2, cost);
     return;
@@ -707,8 +727,8 @@ static fp_status path_plan(const lt_search *S, fp_plan *p, fp_error *err) {
 
 /* The evaluator's figures for plan p, into *m, and its cost as the
  * search counts it into *cost: the traffic, plus the priced step's live
- * bytes above the resident ones times its weight.  FP_OK or the
- * evaluator's error. */
+ * bytes above the resident ones, less its in-place credit, times its
+ * weight.  FP_OK or the evaluator's error. */
 static fp_status eval_cost(const lt_search *S, const fp_plan *p, fp_metrics *m,
                            uint64_t *cost, fp_error *err) {
   fp_step tl[SOLVER_LT_MAX_NODES];
@@ -718,9 +738,12 @@ static fp_status eval_cost(const lt_search *S, const fp_plan *p, fp_metrics *m,
        t++) {
     int32_t len;
     const int32_t *grp = fp_plan_group(p, t, &len);
+    lt_mask s2 = 0;
     for (int32_t i = 0; i < len; i++)
-      if (grp[i] == S->at)
-        *cost += S->at_w * (tl[t].live_bytes - m->resident_bytes);
+      s2 |= (lt_mask)1 << grp[i];
+    if (s2 >> S->at & 1)
+      *cost += S->at_w * (tl[t].live_bytes - m->resident_bytes -
+                          (S->at_credit ? step_credit(S, s2) : 0));
   }
   return st;
 }
@@ -783,6 +806,7 @@ void solver_lt_limits_init(solver_lt_limits *lim) {
   lim->by_peak = false;
   lim->at_node = -1;
   lim->at_weight = 0;
+  lim->at_credit = NULL;
 }
 
 fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
@@ -810,6 +834,7 @@ fp_status solver_least_traffic_guided(const fp_graph *g, int32_t k,
   S.limit = lim->peak_limit;
   S.at = lim->at_node < fp_graph_node_count(g) ? lim->at_node : -1;
   S.at_w = lim->at_weight;
+  S.at_credit = lim->at_credit;
   run(&S);
   out->work = S.work;
   if (S.nomem)

@@ -150,10 +150,17 @@ typedef struct solver_lt_limits {
    * step's cost.  -1 (none). */
   int32_t at_node;
   uint64_t at_weight;
+  /* In-place credit of the priced step (bound.c, the step bound on a
+   * graph with in-place pairs): per buffer of the searched graph, bytes
+   * the price does not count when the priced group writes the buffer and
+   * it is materialized (read after the step, unread, or an output);
+   * for graphs without in-place pairs of their own (the cluster graphs),
+   * where those bytes are among the step's live ones.  NULL (none). */
+  const uint64_t *at_credit;
 } solver_lt_limits;
 
 /* Fills lim with the defaults in parentheses above (by_peak false,
- * at_weight 0). */
+ * at_weight 0, at_credit NULL). */
 void solver_lt_limits_init(solver_lt_limits *lim);
 
 /* The least traffic of any legal plan of g within lim (a least-traffic

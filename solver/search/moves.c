@@ -242,24 +242,19 @@ static void index_steps(solver_move_state *S) {
   }
 }
 
-/* Tries one move; *kept when it became the current plan.  FP_OK or
- * FP_ENOMEM. */
-static fp_status try_move(solver_move_state *S, const move *mv, bool *kept,
-                          fp_error *err) {
+/* Evaluates *S->scratch and makes it the current plan when it is legal,
+ * meets the limits and beats *cur (*kept).  FP_OK or FP_ENOMEM. */
+static fp_status keep_if_better(solver_move_state *S, bool *kept,
+                                fp_error *err) {
   fp_metrics m;
   fp_error local;
+  fp_status st = fp_plan_eval_k(S->g, *S->scratch, S->k, &m, NULL, &local);
   *kept = false;
-  if (!order_holds(S, mv))
-    return FP_OK;
-  fp_status st = build_move(S, mv, *S->scratch, err);
-  if (st != FP_OK)
-    return st;
-  st = fp_plan_eval_k(S->g, *S->scratch, S->k, &m, NULL, &local);
   if (st == FP_ENOMEM)
     return fp_error_set(err, FP_ENOMEM, "out of memory");
   if (st != FP_OK || !fp_meets_limits(S->prm, &m, S->eager_peak) ||
       !solver_better(S->prm, &m, S->cur_m))
-    return FP_OK; /* illegal (compatibility, fusion size) or no better */
+    return FP_OK; /* illegal (compatibility, order) or no better */
   fp_plan *t = *S->cur;
   *S->cur = *S->scratch;
   *S->scratch = t;
@@ -267,6 +262,138 @@ static fp_status try_move(solver_move_state *S, const move *mv, bool *kept,
   index_steps(S);
   *kept = true;
   return FP_OK;
+}
+
+/* Tries one move; *kept when it became the current plan.  FP_OK or
+ * FP_ENOMEM. */
+static fp_status try_move(solver_move_state *S, const move *mv, bool *kept,
+                          fp_error *err) {
+  *kept = false;
+  if (!order_holds(S, mv))
+    return FP_OK;
+  fp_status st = build_move(S, mv, *S->scratch, err);
+  return st == FP_OK ? keep_if_better(S, kept, err) : st;
+}
+
+/* ---- regrouping the readers of one buffer ------------------------------
+ *
+ * The readers of a buffer b taken out of their groups and grouped anew,
+ * first fit in one order (each joins the first new group it is
+ * compatible with, or opens one), each new group running right after
+ * what is left of the step of its earliest member.  Twelve readers of one
+ * tensor in groups of 2, 2, 2, 3 and 3, each compatible only with its
+ * neighbours, become four groups of 3 (gpt2-triton.fwd: one read of the
+ * tensor fewer), which no single move reaches: a group left behind
+ * still reads the tensor, and each reader's partners change. */
+
+/* Buffers with more readers than this are not regrouped (a weight read
+ * by hundreds of kernels). */
+#define REGROUP_MAX_READERS 64
+
+/* One regrouping: the readers x[0..n) of a buffer, their new groups
+ * (grp[i]: reader x[i]'s, numbered from 0 in order of first member) and
+ * each new group's step (home). */
+typedef struct regroup {
+  int32_t n, groups;
+  int32_t x[REGROUP_MAX_READERS], grp[REGROUP_MAX_READERS];
+  int32_t home[REGROUP_MAX_READERS];
+} regroup;
+
+/* Groups R->x first fit (compatible with every member, at most S->k
+ * nodes), each group's home the step of its first member. */
+static void regroup_first_fit(const solver_move_state *S, regroup *R) {
+  int32_t size[REGROUP_MAX_READERS];
+  R->groups = 0;
+  for (int32_t i = 0; i < R->n; i++) {
+    int32_t to = -1;
+    for (int32_t q = 0; q < R->groups && to < 0; q++) {
+      bool fits = size[q] < S->k;
+      for (int32_t j = 0; fits && j < i; j++)
+        fits = R->grp[j] != q || fp_graph_compatible(S->g, R->x[i], R->x[j]);
+      to = fits ? q : -1;
+    }
+    if (to < 0) {
+      to = R->groups++;
+      size[to] = 0;
+      R->home[to] = S->step[R->x[i]];
+    }
+    R->grp[i] = to;
+    size[to]++;
+    if (S->step[R->x[i]] < R->home[to])
+      R->home[to] = S->step[R->x[i]];
+  }
+}
+
+/* The regrouped plan of *S->cur into out. */
+static fp_status build_regroup(const solver_move_state *S, const regroup *R,
+                               fp_plan *out, fp_error *err) {
+  const fp_plan *p = *S->cur;
+  fp_status st = FP_OK;
+  fp_plan_clear(out);
+  for (int32_t t = 0; st == FP_OK && t < fp_plan_group_count(p); t++) {
+    int32_t len, kept = 0;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; st == FP_OK && i < len; i++) {
+      bool moved = false;
+      for (int32_t j = 0; j < R->n && !moved; j++)
+        moved = R->x[j] == grp[i];
+      if (!moved && kept++ == 0)
+        st = fp_plan_open_group(out, err);
+      if (!moved && st == FP_OK)
+        st = fp_plan_append_node(out, grp[i], err);
+    }
+    for (int32_t q = 0; st == FP_OK && q < R->groups; q++) {
+      if (R->home[q] != t)
+        continue;
+      st = fp_plan_open_group(out, err);
+      for (int32_t j = 0; st == FP_OK && j < R->n; j++)
+        if (R->grp[j] == q)
+          st = fp_plan_append_node(out, R->x[j], err);
+    }
+  }
+  return st == FP_OK ? fp_plan_set_graph_name(out, fp_plan_graph_name(p), err)
+                     : st;
+}
+
+/* Tries the regrouping of buffer b's non-extern readers (when they are
+ * 3 to REGROUP_MAX_READERS in 2 or more groups), in index order; *kept
+ * when it became the current plan.  FP_OK or FP_ENOMEM. */
+static fp_status regroup_buffer(solver_move_state *S, int32_t b, bool *kept,
+                                fp_error *err) {
+  const fp_buffer *buf = fp_graph_buffer(S->g, b);
+  regroup R;
+  bool spread = false;
+  *kept = false;
+  R.n = 0;
+  for (int32_t i = 0; i < buf->n_readers && R.n <= REGROUP_MAX_READERS; i++) {
+    int32_t v = buf->readers[i];
+    if (fp_graph_node(S->g, v)->kind == FP_KIND_EXTERN)
+      continue;
+    if (R.n < REGROUP_MAX_READERS)
+      R.x[R.n] = v;
+    spread |= R.n > 0 && S->step[v] != S->step[R.x[0]];
+    R.n++;
+  }
+  if (R.n < 3 || R.n > REGROUP_MAX_READERS || !spread)
+    return FP_OK;
+  regroup_first_fit(S, &R);
+  fp_status st = build_regroup(S, &R, *S->scratch, err);
+  return st == FP_OK ? keep_if_better(S, kept, err) : st;
+}
+
+/* One pass of regroupings over the buffers, until `deadline` (or the
+ * cancel flag); *moved counts those kept.  FP_OK or FP_ENOMEM. */
+static fp_status regroup_pass(solver_move_state *S, double deadline,
+                              int32_t *moved, fp_error *err) {
+  fp_status st = FP_OK;
+  for (int32_t b = 0; st == FP_OK && b < fp_graph_buffer_count(S->g); b++) {
+    bool kept = false;
+    if (fp_clock_now() > deadline || (S->prm->cancel && *S->prm->cancel))
+      break;
+    st = regroup_buffer(S, b, &kept, err);
+    *moved += kept;
+  }
+  return st;
 }
 
 fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
@@ -296,5 +423,8 @@ fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
   }
   *whole = done == mv->count;
   mv->next = mv->count ? (mv->next + done) % mv->count : 0;
+  /* Nothing single moves: regroup readers (what one move cannot reach). */
+  if (st == FP_OK && *whole && *moved == 0)
+    st = regroup_pass(S, deadline, moved, err);
   return st;
 }

@@ -1,7 +1,8 @@
 /*
  * moves.h -- single-node and whole-group moves for `--method auto`
  * (lns.c): one node, or its whole group, taken out and put into a group
- * it shares a buffer with, anywhere in the plan.  Internal to solver/.
+ * it shares a buffer with, anywhere in the plan; and the readers of one
+ * buffer grouped anew.  Internal to solver/.
  *
  * A window of consecutive steps cannot fuse a kernel late in the program
  * with one far earlier that reads the same tensor (a forward graph's last
@@ -62,7 +63,10 @@ typedef struct solver_move_state {
  * (solver_better) becomes *cur (swapped with *scratch), and the pass goes
  * on from the next pair.  Moves that break an order between producers
  * and readers are skipped before evaluating.  *moved counts the moves
- * kept; *whole is true when every candidate was tried.  FP_OK or FP_ENOMEM
+ * kept; *whole is true when every candidate was tried.  When a whole pass
+ * kept nothing, the readers of each buffer are regrouped (moves.c) under
+ * the same rule, until `deadline`, and *moved counts those kept too.
+ * FP_OK or FP_ENOMEM
  * (then *cur is still a legal plan with figures *cur_m and steps `step`). */
 fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
                            double deadline, int32_t *moved, bool *whole,

@@ -6,7 +6,8 @@
  * peak limit); a late reader of an early tensor joins the early group
  * that reads it, exactly when that meets the peak limit; an expired
  * deadline tries nothing and the next pass resumes there; a whole group
- * joins another when no single node pays for moving alone.
+ * joins another when no single node pays for moving alone; the readers of
+ * a tensor are regrouped when no move of one node or group pays.
  */
 #include <check.h>
 #include <math.h>
@@ -237,6 +238,52 @@ START_TEST(whole_group_joins_when_no_node_alone_pays) {
 }
 END_TEST
 
+/* Six readers of x, each compatible only with the readers at most two
+ * away (r0 with r1 and r2, ...), in three groups of two: no single move
+ * or whole-group move saves a read of x, regrouping the readers into two
+ * groups of three does (gpt2-triton.fwd's twelve readers, in small). */
+static const char six_readers_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'six',"
+    " 'buffers': [{'name': 'x', 'bytes': 4000, 'input': true},"
+    "  {'name': 'o0', 'bytes': 400}, {'name': 'o1', 'bytes': 400},"
+    "  {'name': 'o2', 'bytes': 400}, {'name': 'o3', 'bytes': 400},"
+    "  {'name': 'o4', 'bytes': 400}, {'name': 'o5', 'bytes': 400}],"
+    " 'nodes': ["
+    "  {'name': 'r0', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o0']},"
+    "  {'name': 'r1', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o1']},"
+    "  {'name': 'r2', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o2']},"
+    "  {'name': 'r3', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o3']},"
+    "  {'name': 'r4', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o4']},"
+    "  {'name': 'r5', 'kind': 'pointwise', 'iter': [1000, 1], 'reads': ['x'],"
+    "   'writes': ['o5']}],"
+    " 'unfusible': [['r0', 'r3'], ['r0', 'r4'], ['r0', 'r5'], ['r1', 'r4'],"
+    "  ['r1', 'r5'], ['r2', 'r5']],"
+    " 'outputs': ['o0', 'o1', 'o2', 'o3', 'o4', 'o5']}";
+
+START_TEST(readers_regroup_when_no_move_pays) {
+  fp_graph *g = tu_graph(six_readers_json);
+  fp_plan *start = tu_plan(g, "r0 r1 | r2 r3 | r4 r5");
+  fp_metrics sm = tu_eval(g, start), m;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  prm.limits.peak = FP_NO_LIMIT;
+  fp_plan *out = NULL;
+  ck_assert_int_eq(run_pass(g, &prm, start, &out, &m), 1);
+  ck_assert_uint_eq(m.traffic_bytes, sm.traffic_bytes - 4000);
+  ck_assert_int_eq(fp_plan_group_count(out), 2);
+  fp_metrics check = tu_eval(g, out); /* legal, the figures kept */
+  ck_assert_uint_eq(check.traffic_bytes, m.traffic_bytes);
+  fp_plan_destroy(out);
+  fp_plan_destroy(start);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* A deadline already past tries nothing and leaves the next start where
  * it was; a whole pass comes back to it. */
 START_TEST(deadline_and_resume) {
@@ -289,6 +336,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, pass_keeps_legal_better_plans, 0, 300);
   tcase_add_test(tc, far_reader_joins_exactly_within_limit);
   tcase_add_test(tc, whole_group_joins_when_no_node_alone_pays);
+  tcase_add_test(tc, readers_regroup_when_no_move_pays);
   tcase_add_test(tc, deadline_and_resume);
   suite_add_tcase(s, tc);
   return s;

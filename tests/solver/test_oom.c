@@ -1,7 +1,8 @@
 /*
  * test_oom.c -- out of memory on every path (issue 15, item 10): for a
  * small run of each path (load a graph, load and evaluate a plan, each
- * heuristic, the ILP, auto, exhaustive, pareto, run), the k-th allocation
+ * heuristic, the ILP, auto, exhaustive, pareto, run, the step bound on
+ * a graph with in-place pairs), the k-th allocation
  * of the library fails, for every k in turn.  Each run must end with
  * FP_ENOMEM, or with FP_OK and the same answer as without the failure
  * (an allocation whose failure the code can absorb); never another
@@ -17,6 +18,7 @@
  * never fail.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +274,26 @@ static fp_status path_cluster_moves(const void *ctx, answer *a) {
   return st;
 }
 
+/* The step bound (solver_step_bound, weight 1, the eager peak) at the
+ * node of ctx, a step_case: on a graph with in-place pairs, the credit
+ * of bound.c comes on top of the cluster searches. */
+typedef struct step_case {
+  const fp_graph *g;
+  int32_t x;
+} step_case;
+
+static fp_status path_step_bound(const void *ctx, answer *a) {
+  const step_case *c = ctx;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  double b = 0;
+  fp_status st =
+      solver_step_bound(c->g, &prm, c->x, 1, INFINITY, 60, &b, &a->err);
+  a->n = 1;
+  a->m[0].traffic_bytes = (uint64_t)b;
+  return st;
+}
+
 /* The fixture: a random 6-node graph, its JSON, a legal plan's. */
 static fixture make_fixture(fp_graph **g, char **gj, char **pj) {
   fp_error err;
@@ -366,6 +388,31 @@ START_TEST(oom_cluster_moves) {
 }
 END_TEST
 
+START_TEST(oom_step_bound) {
+  tu_rng r = {4122};
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  for (int i = 0; i < 400; i++) { /* the first node the bound prices */
+    fp_graph *g = tu_random_graph(&r, 6, 10);
+    for (int32_t x = 0;
+         fp_graph_inplace_count(g) > 0 && x < fp_graph_node_count(g); x++) {
+      fp_error err;
+      double b = 0;
+      ck_assert(solver_step_bound(g, &prm, x, 1, INFINITY, 60, &b, &err) ==
+                FP_OK);
+      if (b > 0) {
+        step_case c = {g, x};
+        sweep("step bound", path_step_bound, &c);
+        fp_graph_destroy(g);
+        return;
+      }
+    }
+    fp_graph_destroy(g);
+  }
+  ck_abort_msg("no graph with in-place pairs where the step bound says some");
+}
+END_TEST
+
 START_TEST(oom_run) {
   fp_graph *g;
   char *gj, *pj;
@@ -387,6 +434,7 @@ int main(void) {
   tcase_add_test(tc, oom_least_traffic);
   tcase_add_test(tc, oom_cluster_moves);
   tcase_add_test(tc, oom_exact_traffic);
+  tcase_add_test(tc, oom_step_bound);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
