@@ -980,6 +980,8 @@ static fp_status build_fused_readers(fp_graph *g, fp_error *err) {
   int64_t total = 0;
   for (int32_t k = 0; k < g->n_inplace; k++)
     total += g->buffers[g->inplace[k].read].n_readers;
+  free(g->fused_off); /* a finalize that failed before may have left them */
+  free(g->fused);
   g->fused_off = calloc((size_t)g->n_inplace + 1, sizeof *g->fused_off);
   g->fused = malloc(((size_t)total + 1) * sizeof *g->fused);
   int32_t *seen = malloc(((size_t)g->n_nodes + 1) * sizeof *seen);
