@@ -77,9 +77,9 @@ body() {
           if (best > 0) printf "largest peak saving against Inductor %.1f%% (%s, traffic %+.1f%%). ", 100 * best, bn, 100 * cost
           else printf "no peak saving against Inductor. "
           if (m) printf "Peak bound = %.2f-%.2f x the resident inputs on the %d graphs exported with mutations as new buffers (SSA; the others free each updated input at its update); ", lo, hi, m
-          printf "Where Inductor fuses an update with a reader of the old value, the evaluator still counts both versions at that step (an in-place pair applies only when every other reader ran in an earlier group), so the figures over the eager peak and the savings are upper estimates. "
+          printf "An update fused with the readers of the old value counts one storage, as Inductor allocates (an in-place pair applies with a reader in its own group that is an ancestor of the update, or an earlier reader of a mutated input: docs/cost-model.md, In-place kernels). "
           printf "The 27%% of #190777 is not reproduced: why, with in-place and batch-8 figures, in data/whole-step/README.md.\n" }' "$tmp/figures"
-  bench_headline "Whole-step AdamW graphs: Inductor over the eager peak / fuseplan's peak saving (model; fused updates counted twice)" \
+  bench_headline "Whole-step AdamW graphs: Inductor over the eager peak / fuseplan's peak saving (model)" \
     "$(awk '{ o = $4 / $2 - 1; if (o > w) w = o; s = 1 - $6 / $4; if (s > b) b = s } END { printf "%.1f%% / %.1f%% at most", 100 * w, 100 * b }' "$tmp/figures")"
 }
 bench_main "FP_WS_S=$secs make bench-whole-step" body

@@ -297,17 +297,22 @@ static int32_t count_buffers(const fp_graph *g, int32_t steps, eval_work *w) {
   return materialized;
 }
 
-/* Whether pair (i, o) of node v applies at v's step, before any other
- * pair of v (fp_inplace_node_saving's rule). */
-static bool inplace_applies(const fp_graph *g, int32_t v, fp_inplace pr,
-                            fp_step_where where, const void *ctx) {
+/* Whether v's pair k, (i, o), applies at v's step, before any other pair
+ * of v (fp_inplace_node_saving's rule). */
+static bool inplace_applies(const fp_graph *g, int32_t v, int32_t k,
+                            fp_inplace pr, fp_step_where where,
+                            const void *ctx) {
   const fp_buffer *i = fp_graph_buffer(g, pr.read);
   const fp_buffer *o = fp_graph_buffer(g, pr.write);
   if (i->output || (i->input ? !i->freeable : where(ctx, i->writer) >= 0))
     return false; /* i outlives the step, or is not in memory */
-  for (int32_t r = 0; r < i->n_readers; r++)
-    if (i->readers[r] != v && where(ctx, i->readers[r]) >= 0)
+  for (int32_t r = 0; r < i->n_readers; r++) {
+    int32_t u = i->readers[r], at = u == v ? -1 : where(ctx, u);
+    /* A fused reader in v's group read each element before v writes it
+     * (Inductor: v's ancestors are no remaining use). */
+    if (at > 0 || (at == 0 && !fp_graph_inplace_fused_reader(g, v, k, u)))
       return false; /* another reader still needs i */
+  }
   if (o->output || o->n_readers == 0)
     return true;
   for (int32_t r = 0; r < o->n_readers; r++)
@@ -324,7 +329,7 @@ uint64_t fp_inplace_node_applied(const fp_graph *g, int32_t v,
     return 0;
   uint64_t used = 0; /* bit k: pair k applied (FP_MAX_INPLACE_PER_NODE) */
   for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++) {
-    bool free_ = inplace_applies(g, v, pr[k], where, ctx);
+    bool free_ = inplace_applies(g, v, k, pr[k], where, ctx);
     for (int32_t j = 0; free_ && j < k; j++)
       if ((used >> j & 1) &&
           (pr[j].read == pr[k].read || pr[j].write == pr[k].write))

@@ -71,7 +71,9 @@ typedef int (*fp_step_where)(const void *ctx, int32_t u);
  * (docs/cost-model.md, "In-place kernels"): v's pairs (i, o) in listed
  * order, each applied when i is live memory that dies at this step (a
  * freeable non-output input, or a non-output buffer written before this
- * step), every other reader of i runs before this step, o is materialized
+ * step), every other reader of i runs before this step or is a fused
+ * reader of the pair in this step (fp_graph_inplace_fused_readers: an
+ * ancestor of v, which read i before v wrote it), o is materialized
  * (an output, unread, or read after this step), and neither i nor o went
  * to an earlier applied pair of v; each applied pair saves o's bytes.
  * `where` places nodes relative to v's step.  0 for a bad v or a NULL

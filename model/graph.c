@@ -142,6 +142,8 @@ void fp_graph_destroy(fp_graph *g) {
   free(g->inplace);
   free(g->inplace_node);
   free(g->inplace_off);
+  free(g->fused_off);
+  free(g->fused);
   free(g->reader_off);
   free(g->readers);
   free(g);
@@ -974,6 +976,118 @@ static fp_status check_inplace(const fp_graph *g, int32_t v, int32_t k,
   return FP_OK;
 }
 
+/* Node r's reads of buffer b are all the read `like` (the same bytes and
+ * index mode): one index, as Inductor's single_index_in_fused_node asks of
+ * every access to a buffer that a kernel takes over. */
+static bool reads_like(const fp_graph *g, int32_t r, int32_t b,
+                       const fp_read *like) {
+  const fp_node *n = &g->nodes[r];
+  for (int32_t i = 0; i < n->n_reads; i++)
+    if (n->reads[i].buffer == b &&
+        (n->reads[i].bytes != like->bytes || n->reads[i].index != like->index))
+      return false;
+  return true;
+}
+
+/* Node v's first read of buffer b (v reads it: check_inplace). */
+static const fp_read *first_read(const fp_graph *g, int32_t v, int32_t b) {
+  const fp_node *n = &g->nodes[v];
+  int32_t i = 0;
+  while (i < n->n_reads - 1 && n->reads[i].buffer != b)
+    i++;
+  return &n->reads[i];
+}
+
+/* Whether reader r of pair k's read buffer (pair of node v) may become a
+ * fused reader: an earlier node that may share v's group and reads the
+ * buffer as v does. */
+static bool fused_candidate(const fp_graph *g, int32_t v, int32_t k,
+                            int32_t r) {
+  int32_t b = g->inplace[k].read;
+  return r < v && fp_graph_compatible(g, r, v) &&
+         reads_like(g, r, b, first_read(g, v, b));
+}
+
+/* Marks seen[u] = v for node v and each ancestor u >= lo that a path of
+ * reads joins to v through nodes that may fuse with v: the ancestors that
+ * can run in v's group, since every node on a path between two nodes of a
+ * group runs in that group too.  queue holds n_nodes entries. */
+static void fusible_ancestors(const fp_graph *g, int32_t v, int32_t lo,
+                              int32_t *seen, int32_t *queue) {
+  int32_t head = 0, tail = 0;
+  seen[v] = v;
+  queue[tail++] = v;
+  while (head < tail) {
+    const fp_node *n = &g->nodes[queue[head++]];
+    for (int32_t i = 0; i < n->n_reads; i++) {
+      int32_t u = g->buffers[n->reads[i].buffer].writer;
+      if (u >= lo && seen[u] != v && fp_graph_compatible(g, u, v)) {
+        seen[u] = v;
+        queue[tail++] = u;
+      }
+    }
+  }
+}
+
+/* Node v's pairs' fused readers into g->fused (from *at on), each pair's
+ * end into fused_off; seen and queue as fusible_ancestors.  A pair on a
+ * graph input is a mutation's (Inductor takes over no other input's
+ * storage: wrapper.can_reuse), and a mutation runs after every reader of
+ * the old value (its weak dependencies), so each earlier candidate counts;
+ * other pairs need a path of reads. */
+static void node_fused_readers(fp_graph *g, int32_t v, int32_t *at,
+                               int32_t *seen, int32_t *queue) {
+  int32_t lo = v;
+  for (int32_t k = g->inplace_off[v]; k < g->inplace_off[v + 1]; k++) {
+    const fp_buffer *i = &g->buffers[g->inplace[k].read];
+    for (int32_t r = 0; !i->input && r < i->n_readers && i->readers[r] < lo;
+         r++)
+      if (fused_candidate(g, v, k, i->readers[r]))
+        lo = i->readers[r];
+  }
+  if (lo < v) /* only then can a reader of a pair's buffer be an ancestor */
+    fusible_ancestors(g, v, lo, seen, queue);
+  for (int32_t k = g->inplace_off[v]; k < g->inplace_off[v + 1]; k++) {
+    const fp_buffer *i = &g->buffers[g->inplace[k].read];
+    for (int32_t r = 0; r < i->n_readers; r++) {
+      int32_t u = i->readers[r];
+      if (u != v && (i->input || seen[u] == v) && fused_candidate(g, v, k, u))
+        g->fused[(*at)++] = u;
+    }
+    g->fused_off[k + 1] = *at;
+  }
+}
+
+/* Builds every pair's fused readers (graph.h,
+ * fp_graph_inplace_fused_readers): per node, one walk back through the
+ * nodes that may fuse with it, no further than its earliest candidate. */
+static fp_status build_fused_readers(fp_graph *g, fp_error *err) {
+  int64_t total = 0;
+  for (int32_t k = 0; k < g->n_inplace; k++)
+    total += g->buffers[g->inplace[k].read].n_readers;
+  free(g->fused_off); /* a finalize that failed before may have left them */
+  free(g->fused);
+  g->fused_off = calloc((size_t)g->n_inplace + 1, sizeof *g->fused_off);
+  g->fused = malloc(((size_t)total + 1) * sizeof *g->fused);
+  int32_t *seen = malloc(((size_t)g->n_nodes + 1) * sizeof *seen);
+  int32_t *queue = malloc(((size_t)g->n_nodes + 1) * sizeof *queue);
+  fp_status st = FP_OK;
+  if (!g->fused_off || !g->fused || !seen || !queue) {
+    st = fp_error_set(err, FP_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int32_t v = 0; v < g->n_nodes; v++)
+    seen[v] = -1;
+  int32_t at = 0;
+  for (int32_t v = 0; v < g->n_nodes; v++)
+    if (g->inplace_off[v] < g->inplace_off[v + 1])
+      node_fused_readers(g, v, &at, seen, queue);
+done:
+  free(seen);
+  free(queue);
+  return st;
+}
+
 fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
   if (check_building(g, err) != FP_OK)
     return FP_EARG;
@@ -1013,6 +1127,10 @@ fp_status fp_graph_finalize(fp_graph *g, fp_error *err) {
         g->unfusible[k++] = g->unfusible[i];
     g->n_unfusible = k;
   }
+  /* After the unfusible pairs are sorted: the walks ask
+   * fp_graph_compatible. */
+  if ((st = build_fused_readers(g, err)) != FP_OK)
+    return st;
   g->resident_bytes = g->outside_bytes;
   for (int32_t b = 0; b < g->n_buffers; b++) {
     const fp_buffer *buf = &g->buffers[b];
@@ -1061,6 +1179,27 @@ const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n) {
   if (n)
     *n = k;
   return k ? g->inplace + g->inplace_off[v] : NULL;
+}
+
+const int32_t *fp_graph_inplace_fused_readers(const fp_graph *g, int32_t v,
+                                              int32_t k, int32_t *n) {
+  int32_t m;
+  fp_graph_inplace(g, v, &m);
+  int32_t j = k >= 0 && k < m ? g->inplace_off[v] + k : -1;
+  int32_t c = j >= 0 ? g->fused_off[j + 1] - g->fused_off[j] : 0;
+  if (n)
+    *n = c;
+  return c ? g->fused + g->fused_off[j] : NULL;
+}
+
+bool fp_graph_inplace_fused_reader(const fp_graph *g, int32_t v, int32_t k,
+                                   int32_t r) {
+  int32_t c;
+  const int32_t *f = fp_graph_inplace_fused_readers(g, v, k, &c);
+  for (int32_t i = 0; i < c; i++)
+    if (f[i] == r)
+      return true;
+  return false;
 }
 
 int32_t fp_graph_inplace_count(const fp_graph *g) {

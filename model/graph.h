@@ -353,6 +353,23 @@ uint64_t fp_graph_resident_bytes(const fp_graph *g);
  * NULL for none, a bad index or an unfinalized graph). */
 const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n);
 
+/* The fused readers of node v's pair k (k counts v's pairs from 0): the
+ * readers of the pair's read buffer i, other than v, that may run in v's
+ * own group without stopping the takeover (docs/cost-model.md, "In-place
+ * kernels").  Such a reader r comes before v, may fuse with v, reads i
+ * only as v first reads it (the same bytes and index mode), and is an
+ * ancestor of v: a path of reads leads from r to v through nodes that may
+ * all fuse with v, or i is a graph input (then the pair is a mutation's,
+ * which Inductor orders after every reader of the old value).
+ * Ascending; *n gets their count (0 and NULL for none, a bad index or an
+ * unfinalized graph). */
+const int32_t *fp_graph_inplace_fused_readers(const fp_graph *g, int32_t v,
+                                              int32_t k, int32_t *n);
+
+/* Whether node r is one of the fused readers of node v's pair k. */
+bool fp_graph_inplace_fused_reader(const fp_graph *g, int32_t v, int32_t k,
+                                   int32_t r);
+
 /* The number of in-place pairs over all nodes (0 for NULL). */
 int32_t fp_graph_inplace_count(const fp_graph *g);
 

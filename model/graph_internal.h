@@ -58,6 +58,9 @@ struct fp_graph {
   int32_t *inplace_node;
   int32_t n_inplace, cap_inplace, cap_inplace_node;
   int32_t *inplace_off;
+  /* Each pair's fused readers (fp_graph_inplace_fused_readers), built by
+   * finalize: pair k's are fused[fused_off[k] .. fused_off[k + 1]). */
+  int32_t *fused_off, *fused;
 
   int32_t *reader_off; /* n_buffers + 1 */
   int32_t *readers;

@@ -276,6 +276,60 @@ fp_graph *tu_add_linked(fp_graph *g, tu_rng *r) {
   ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
   fp_graph_destroy(g);
   return c;
+/* A read for tu_random_update_graph: one of the last four buffers (of nb)
+ * mostly, whole five times in six. */
+static fp_read update_read(tu_rng *r, int32_t nb, uint64_t bytes) {
+  int32_t back = (int32_t)tu_below(r, 4);
+  fp_read rd = {tu_below(r, 4) ? (back < nb ? nb - 1 - back : 0)
+                               : (int32_t)tu_below(r, (uint32_t)nb),
+                FP_INDEX_AUTO, FP_READ_WHOLE};
+  if (tu_below(r, 6) == 0)
+    rd.bytes = 1 + tu_below(r, (uint32_t)bytes);
+  return rd;
+}
+
+fp_graph *tu_random_update_graph(tu_rng *r, int32_t min_nodes,
+                                 int32_t max_nodes) {
+  fp_graph *g = fp_graph_create("update");
+  char name[32];
+  uint64_t bytes = 4 * (1 + tu_below(r, 64));
+  int32_t nb = 0, n = min_nodes + (int32_t)tu_below(
+                                      r, (uint32_t)(max_nodes - min_nodes + 1));
+  for (int32_t i = 1 + (int32_t)tu_below(r, 3); i > 0; i--, nb++) {
+    snprintf(name, sizeof name, "in%d", (int)nb);
+    ck_assert_int_ge(
+        fp_graph_add_buffer(g, name, bytes, true, tu_below(r, 4) > 0, NULL), 0);
+  }
+  for (int32_t v = 0; v < n; v++, nb++) {
+    fp_read reads[3];
+    int32_t w, nr = 1 + (int32_t)tu_below(r, 3);
+    for (int32_t i = 0; i < nr; i++)
+      reads[i] = update_read(r, nb, bytes);
+    snprintf(name, sizeof name, "b%d", (int)nb);
+    ck_assert_int_ge(
+        w = fp_graph_add_buffer(g, name, bytes, false, false, NULL), 0);
+    snprintf(name, sizeof name, "n%d", (int)v);
+    fp_node_spec s = {
+        name,      tu_below(r, 8) ? FP_KIND_POINTWISE : FP_KIND_EXTERN,
+        bytes / 4, 1,
+        nr,        1,
+        reads,     &w,
+        NULL};
+    s.numel = s.kind == FP_KIND_EXTERN ? 0 : s.numel;
+    s.rnumel = s.kind == FP_KIND_EXTERN ? 0 : 1;
+    ck_assert_int_eq(fp_graph_add_node(g, &s, NULL), v);
+    /* two nodes in three take over their first read buffer */
+    if (tu_below(r, 3))
+      ck_assert_int_eq(fp_graph_add_inplace(g, v, reads[0].buffer, w, NULL),
+                       FP_OK);
+  }
+  for (int32_t b = 0; b < nb; b++)
+    if (tu_below(r, 5) == 0)
+      ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
+  if (tu_below(r, 4) == 0)
+    fp_graph_set_max_fusion_size(g, 2 + (int32_t)tu_below(r, 2), NULL);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  return g;
 }
 
 fp_graph *tu_chain_graph(int n, uint64_t bytes) {

@@ -64,6 +64,15 @@ fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
  * compatible nodes, each with one or two linkers, most of them
  * compatible with both; g itself when it has no compatible pair. */
 fp_graph *tu_add_linked(fp_graph *g, tu_rng *r);
+/* A random graph of min..max nodes shaped like an optimizer update: every
+ * buffer of one size, pointwise nodes over it (one in eight extern) that
+ * read 1-3 mostly recent buffers (one read in six of a part of it), two
+ * nodes in three taking over their first read in place, 1-3 inputs
+ * (mostly freeable), sometimes a max_fusion_size of 2 or 3.  Readers of
+ * a taken-over buffer are often ancestors of the taker that may share its
+ * group (fp_graph_inplace_fused_readers). */
+fp_graph *tu_random_update_graph(tu_rng *r, int32_t min_nodes,
+                                 int32_t max_nodes);
 
 /* A generated graph (fuseplan gen): family is an fp_gen_family.  Fails
  * the test with the generator's message on error. */

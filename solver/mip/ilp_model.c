@@ -21,7 +21,8 @@
  *   live        l[b,t] >= m[b] + y[p,t] - y[c,t-1] - 1; freeable inputs
  *               l[b,t] >= 1 - y[c,t-1]
  *   in-place    s[k,t] <= x[v,t], y[p,t-1], y[c,t-1], m[o] for pair k =
- *               (i, o) of node v (p writes i, c other readers of i);
+ *               (i, o) of node v (p writes i, c other readers of i;
+ *               y[c,t] for a fused reader c of the pair);
  *               sum of s[.,t] over v's pairs sharing a buffer <= 1
  *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
  *               directly in y) - sum_k bytes_o s[k,t]
@@ -804,7 +805,8 @@ static void add_live(builder *B, int32_t b) {
 
 /* ---- in-place takeovers (docs/cost-model.md, "In-place kernels") ------
  * s[k,t] may be 1 only when pair k = (i, o) of node v applies at step t:
- * v runs at t, i's writer and i's other readers before t, o materialized.
+ * v runs at t, i's writer and i's other readers before t (a fused reader
+ * of the pair at t or before), o materialized.
  * Pairs of v that share a buffer form a star (graph.h), so at most one
  * of them applies and any one saves the same bytes: the minimum sets
  * each s to what the evaluator applies, and the peak rows equal its live
@@ -823,9 +825,10 @@ static bool pair_possible(const ilp_model *M, fp_inplace pr) {
   return !i->output && (!i->input || i->freeable) && M->mfix[pr.write] != 0;
 }
 
-/* The rows s <= each condition of pair pr of node v at step t. */
-static void add_pair_rows(builder *B, int32_t v, fp_inplace pr, int col,
-                          int32_t t) {
+/* The rows s <= each condition of pair k, pr, of node v at step t; a
+ * fused reader of the pair may run at t itself. */
+static void add_pair_rows(builder *B, int32_t v, int32_t k, fp_inplace pr,
+                          int col, int32_t t) {
   ilp_model *M = B->M;
   const fp_buffer *i = fp_graph_buffer(M->g, pr.read);
   char nm[96];
@@ -837,8 +840,9 @@ static void add_pair_rows(builder *B, int32_t v, fp_inplace pr, int col,
     int32_t c = r < 0 ? i->writer : i->readers[r];
     if (c < 0 || c == v)
       continue;
+    bool fused = r >= 0 && fp_graph_inplace_fused_reader(M->g, v, k, c);
     rb_col(&B->rb, col, 1);
-    rb_y(&B->rb, M, c, t - 1, -1);
+    rb_y(&B->rb, M, c, fused ? t : t - 1, -1);
     add_row(B, -HUGE_VAL, 0, make_name(nm, sizeof nm, "ipy", name, c, t), 0);
   }
   if (M->mfix[pr.write] < 0) {
@@ -897,7 +901,7 @@ static bool add_inplace(builder *B) {
             M, false, 1, 0,
             make_name(nm, sizeof nm, "s", fp_graph_node(M->g, v)->name, k, t));
       for (int32_t t = M->lo[v]; t <= last_step(M, v); t++)
-        add_pair_rows(B, v, pr[k], M->scol[base + k] + (t - M->lo[v]), t);
+        add_pair_rows(B, v, k, pr[k], M->scol[base + k] + (t - M->lo[v]), t);
     }
     for (int32_t t = M->lo[v]; m > 1 && t <= last_step(M, v); t++)
       add_star_rows(B, v, base, t);

@@ -250,6 +250,14 @@ START_TEST(graph_h_reading) {
   ck_assert_ptr_null(fp_graph_linked(o, 0));
   ck_assert_int_eq(fp_graph_linked_broken(NULL, NULL, 0), -1);
   ck_assert_int_eq(fp_graph_linked_broken(g, NULL, 3), -1);
+  m = 7;
+  ck_assert_ptr_null(fp_graph_inplace_fused_readers(NULL, 0, 0, &m));
+  ck_assert_int_eq(m, 0);
+  ck_assert_ptr_null(fp_graph_inplace_fused_readers(g, -1, 0, NULL));
+  ck_assert_ptr_null(fp_graph_inplace_fused_readers(g, 0, -1, NULL));
+  ck_assert_ptr_null(fp_graph_inplace_fused_readers(o, 0, 0, NULL));
+  ck_assert(!fp_graph_inplace_fused_reader(NULL, 0, 0, 0));
+  ck_assert(!fp_graph_inplace_fused_reader(g, 0, 99, 0));
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");
   ck_assert_str_eq(fp_op_name((fp_op_fn)-1), "unknown");
   ck_assert_str_eq(fp_index_name((fp_index)99), "unknown");

@@ -401,6 +401,81 @@ START_TEST(inplace_takes_each_storage_once) {
 }
 END_TEST
 
+/* A reader of the taken-over buffer inside the taker's own group (Inductor:
+ * an ancestor is no remaining use, decide_inplace_update).  p writes i
+ * (1000 B) from the resident x (10 B); a reads i and writes t; v reads i
+ * and t and writes y over i; s reads i too, `sread` says how, and writes
+ * the output u (1000 B).  %s: i's reader nodes' bytes. */
+static const char inplace_fused_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3,"
+    " 'buffers': [{'name': 'x', 'bytes': 10, 'input': true},"
+    "  {'name': 'i', 'bytes': 1000}, {'name': 't', 'bytes': 1000},"
+    "  {'name': 'y', 'bytes': 1000}, {'name': 'u', 'bytes': 1000}],"
+    " 'nodes': [{'name': 'p', 'kind': 'extern', 'reads': ['x'],"
+    "   'writes': ['i']},"
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [250, 1], 'reads': [%s],"
+    "   'writes': ['t']},"
+    "  {'name': 's', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['i'],"
+    "   'writes': ['u']},"
+    "  {'name': 'v', 'kind': 'pointwise', 'iter': [250, 1],"
+    "   'reads': ['i', 't'], 'writes': ['y'], 'inplace': [['i', 'y']]}],"
+    " 'outputs': ['y', 'u']}";
+
+/* The graph of inplace_fused_json with a's read of i given by `aread`. */
+static fp_graph *inplace_fused(const char *aread) {
+  char doc[1200];
+  snprintf(doc, sizeof doc, inplace_fused_json, aread);
+  return tu_graph(doc);
+}
+
+/* a is an ancestor of v (v reads t): fused with v, it read each element of
+ * i before v writes it, so y takes i's storage (the old rule counted both:
+ * x + i + y + u = 3010 at step 2); s, in v's group too but no ancestor,
+ * stops the takeover; an ancestor that reads part of i (another index)
+ * does too. */
+START_TEST(inplace_with_an_ancestor_in_the_group) {
+  fp_graph *g = inplace_fused("'i'");
+  ck_assert_int_eq(fp_graph_inplace_fused_reader(g, 3, 0, 1), true);
+  ck_assert_int_eq(fp_graph_inplace_fused_reader(g, 3, 0, 2), false);
+  static const uint64_t fused[] = {1010, 2010, 2010};
+  expect_live(g, "p | s | a v", fused); /* step 2: x + i (= y) + u */
+  /* s still needs i: no takeover (x + i + t + u + y) */
+  static const uint64_t sibling[] = {1010, 2010, 4010};
+  expect_live(g, "p | a | s v", sibling);
+  static const uint64_t split[] = {1010, 2010, 3010, 3010};
+  expect_live(g, "p | s | a | v", split); /* t materialized; y over i */
+  fp_graph_destroy(g);
+  g = inplace_fused("{'buffer': 'i', 'bytes': 500}");
+  ck_assert_int_eq(fp_graph_inplace_fused_reader(g, 3, 0, 1), false);
+  static const uint64_t partial[] = {1010, 2010, 3010};
+  expect_live(g, "p | s | a v", partial);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* A pair on a graph input is a mutation's: Inductor runs the mutation
+ * after every reader of the old value, so an earlier reader in the
+ * mutating node's group need not be its ancestor.  The same shape on a
+ * produced buffer keeps the ancestor rule. */
+START_TEST(inplace_mutation_of_an_input) {
+  static const char doc[] =
+      "{'format': 'fuseplan.graph', 'version': 3,"
+      " 'buffers': [{'name': 'w', 'bytes': 1000, 'input': true,"
+      "   'freeable': true}, {'name': 'm', 'bytes': 1000},"
+      "  {'name': 'n', 'bytes': 1000}],"
+      " 'nodes': [{'name': 'r', 'kind': 'pointwise', 'iter': [250, 1],"
+      "   'reads': ['w'], 'writes': ['m']},"
+      "  {'name': 'v', 'kind': 'pointwise', 'iter': [250, 1],"
+      "   'reads': ['w'], 'writes': ['n'], 'inplace': [['w', 'n']]}],"
+      " 'outputs': ['m', 'n']}";
+  fp_graph *g = tu_graph(doc);
+  ck_assert_int_eq(fp_graph_inplace_fused_reader(g, 1, 0, 0), true);
+  static const uint64_t fused[] = {2000}; /* w (= n) + m */
+  expect_live(g, "r v", fused);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* ---- property test against a naive evaluator ----------------------------- */
 
 enum { MAXN = 10, MAXB = 32 };
@@ -500,6 +575,32 @@ static bool naive_legal(const fp_graph *g, const fp_plan *p, int32_t *step) {
   return true;
 }
 
+/* Whether node u reaches node v by a path of reads (u an ancestor of v). */
+static bool naive_ancestor(const fp_graph *g, int32_t u, int32_t v) {
+  const fp_node *n = fp_graph_node(g, v);
+  for (int32_t i = 0; i < n->n_reads; i++) {
+    int32_t w = fp_graph_buffer(g, n->reads[i].buffer)->writer;
+    if (w >= 0 && (w == u || naive_ancestor(g, u, w)))
+      return true;
+  }
+  return false;
+}
+
+/* Whether reader r of buffer b, in v's step, lets v's pair on b apply: an
+ * ancestor of v (or, b a graph input, any earlier node: a mutation's
+ * pair) whose every read of b is v's first one (bytes and index). */
+static bool naive_fused(const fp_graph *g, int32_t v, int32_t b, int32_t r) {
+  const fp_node *nv = fp_graph_node(g, v), *nr = fp_graph_node(g, r);
+  const fp_read *like = NULL;
+  for (int32_t i = nv->n_reads - 1; i >= 0; i--)
+    like = nv->reads[i].buffer == b ? &nv->reads[i] : like;
+  for (int32_t i = 0; i < nr->n_reads; i++)
+    if (nr->reads[i].buffer == b && (nr->reads[i].bytes != like->bytes ||
+                                     nr->reads[i].index != like->index))
+      return false;
+  return fp_graph_buffer(g, b)->input ? r < v : naive_ancestor(g, r, v);
+}
+
 /* The in-place bytes saved at step t straight from the definition: nodes
  * of G_t in ascending order, their pairs in listed order, each storage
  * and each output taken once. */
@@ -515,7 +616,9 @@ static uint64_t naive_inplace(const fp_graph *g, const int32_t *step,
       const fp_buffer *o = fp_graph_buffer(g, pr[k].write);
       bool dies = !i->output && (i->input ? i->freeable : step[i->writer] < t);
       for (int32_t r = 0; r < i->n_readers; r++)
-        dies &= i->readers[r] == v || step[i->readers[r]] < t;
+        dies &= i->readers[r] == v || step[i->readers[r]] < t ||
+                (step[i->readers[r]] == t &&
+                 naive_fused(g, v, pr[k].read, i->readers[r]));
       bool mat = o->output || o->n_readers == 0;
       for (int32_t r = 0; r < o->n_readers; r++)
         mat |= step[o->readers[r]] != t;
@@ -594,11 +697,10 @@ static uint64_t naive_traffic(const fp_graph *g, const fp_plan *p,
   return sum;
 }
 
-START_TEST(matches_naive_evaluator) {
-  tu_rng r = {(uint64_t)_i * 7919u + 1};
-  fp_graph *g = random_graph(&r);
+/* 20 random plans of g (drawn from r) against the naive evaluator. */
+static void match_naive(fp_graph *g, tu_rng *r, int _i) {
   for (int rep = 0; rep < 20; rep++) {
-    fp_plan *p = random_plan(g, &r);
+    fp_plan *p = random_plan(g, r);
     int32_t step[MAXN], T = fp_plan_group_count(p);
     bool legal = naive_legal(g, p, step);
     fp_step tl[3 * MAXN + 2];
@@ -623,7 +725,58 @@ START_TEST(matches_naive_evaluator) {
     }
     fp_plan_destroy(p);
   }
+}
+
+START_TEST(matches_naive_evaluator) {
+  tu_rng r = {(uint64_t)_i * 7919u + 1};
+  fp_graph *g = random_graph(&r);
+  match_naive(g, &r, _i);
   fp_graph_destroy(g);
+}
+END_TEST
+
+/* The same on optimizer-update graphs, where the pairs' readers often
+ * share the taker's step (property_plans_fuse_readers counts them). */
+START_TEST(matches_naive_evaluator_on_updates) {
+  tu_rng r = {(uint64_t)_i * 6700417u + 5};
+  fp_graph *g = tu_random_update_graph(&r, 3, 9);
+  match_naive(g, &r, _i);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* matches_naive_evaluator_on_updates's plans do put fused readers in the
+ * taker's step: the pairs that apply with another reader of their buffer
+ * in the same step (the rule's new case) are counted over its seeds. */
+START_TEST(property_plans_fuse_readers) {
+  int hits = 0, graphs = 0;
+  for (int seed = 0; seed < 300; seed++) {
+    tu_rng r = {(uint64_t)seed * 6700417u + 5};
+    fp_graph *g = tu_random_update_graph(&r, 3, 9);
+    int before = hits;
+    for (int rep = 0; rep < 20; rep++) {
+      fp_plan *p = random_plan(g, &r);
+      int32_t step[MAXN];
+      for (int32_t v = 0; naive_legal(g, p, step) && v < fp_graph_node_count(g);
+           v++) {
+        int32_t m;
+        const fp_inplace *pr = fp_graph_inplace(g, v, &m);
+        uint64_t on = fp_inplace_plan_applied(g, step, v);
+        for (int32_t k = 0; k < m; k++) {
+          const fp_buffer *i = fp_graph_buffer(g, pr[k].read);
+          bool shared = false;
+          for (int32_t j = 0; j < i->n_readers; j++)
+            shared |= i->readers[j] != v && step[i->readers[j]] == step[v];
+          hits += (on >> k & 1) && shared;
+        }
+      }
+      fp_plan_destroy(p);
+    }
+    graphs += hits > before;
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_ge(hits, 150); /* 190 pairs in 58 graphs */
+  ck_assert_int_ge(graphs, 45);
 }
 END_TEST
 
@@ -698,10 +851,14 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, inplace_lowers_the_peak);
   tcase_add_test(tc, inplace_needs_a_dying_input_and_a_materialized_output);
   tcase_add_test(tc, inplace_takes_each_storage_once);
+  tcase_add_test(tc, inplace_with_an_ancestor_in_the_group);
+  tcase_add_test(tc, inplace_mutation_of_an_input);
   suite_add_tcase(s, tc);
   TCase *prop = tcase_create("property");
   tcase_set_timeout(prop, 120);
   tcase_add_loop_test(prop, matches_naive_evaluator, 0, 400);
+  tcase_add_loop_test(prop, matches_naive_evaluator_on_updates, 0, 300);
+  tcase_add_test(prop, property_plans_fuse_readers);
   tcase_add_loop_test(prop, bounds_below_every_plan, 0, 100);
   tcase_add_loop_test(prop, buffer_bounds_below_every_plan, 0, 100);
   suite_add_tcase(s, prop);

@@ -156,11 +156,11 @@ class WholeStep(unittest.TestCase):
             self.skipTest("no fuseplan binary")
         # Inductor's estimate = fuseplan's peak of its plan without the
         # pairs, and the pairs only lower it.  Inductor fuses each update
-        # with the update's other readers of the old value, where the
-        # evaluator's rule does not apply a pair (docs/exporter.md,
-        # "Mutations"); the eager order runs them apart, and there the
-        # pairs save at the peak.  Either way the state is no longer held
-        # twice to the end, as in the SSA graph.
+        # with the update's other readers of the old value, which the
+        # evaluator's rule takes as the mutation's ancestors there
+        # (docs/cost-model.md, "In-place kernels"); the eager order runs
+        # them apart.  Either way the state is no longer held twice to the
+        # end, as in the SSA graph.
         with_pairs, without = _peak(ex), _peak(ex, pairs=False)
         self.assertEqual(without, g["meta"]["inductor_peak_adjusted_bytes"])
         self.assertLessEqual(with_pairs, without)
