@@ -276,6 +276,8 @@ fp_graph *tu_add_linked(fp_graph *g, tu_rng *r) {
   ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
   fp_graph_destroy(g);
   return c;
+}
+
 /* A read for tu_random_update_graph: one of the last four buffers (of nb)
  * mostly, whole five times in six. */
 static fp_read update_read(tu_rng *r, int32_t nb, uint64_t bytes) {
