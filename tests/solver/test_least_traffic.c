@@ -539,6 +539,20 @@ START_TEST(step_bound_with_inplace_pairs) {
 }
 END_TEST
 
+/* The same on optimizer-update graphs, where a pair often applies with a
+ * reader of its buffer in the taker's group (the fused-reader rule of
+ * docs/cost-model.md, "In-place kernels"): the credit still keeps the
+ * bound at or below the least traffic within the eager peak. */
+START_TEST(step_bound_with_fused_readers) {
+  tu_rng r = {20261210};
+  for (int i = 0; i < 150; i++) {
+    fp_graph *g = tu_random_update_graph(&r, 2, FP_EXHAUSTIVE_MAX_NODES);
+    step_bound_checked(g, i);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* No limit, another objective or a node out of range: bound 0. */
 START_TEST(step_bound_nothing_to_say) {
   tu_rng r = {7};
@@ -577,6 +591,7 @@ int main(void) {
   tcase_add_test(tc, priced_search_equals_brute_force);
   tcase_add_test(tc, step_bound_at_most_the_optimum);
   tcase_add_test(tc, step_bound_with_inplace_pairs);
+  tcase_add_test(tc, step_bound_with_fused_readers);
   tcase_add_test(tc, step_bound_nothing_to_say);
   suite_add_tcase(s, tc);
   return tu_run(s);
