@@ -144,6 +144,8 @@ void fp_graph_destroy(fp_graph *g) {
   free(g->inplace_off);
   free(g->fused_off);
   free(g->fused);
+  free(g->prior);
+  free(g->is_prior);
   free(g->reader_off);
   free(g->readers);
   free(g);
@@ -684,6 +686,22 @@ fp_status fp_graph_add_output(fp_graph *g, int32_t b, fp_error *err) {
   return FP_OK;
 }
 
+fp_status fp_graph_set_input_written_before(fp_graph *g, int32_t b,
+                                            fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (b < 0 || b >= g->n_buffers || !g->buffers[b].input)
+    return fp_error_set(err, FP_EINPUT, "written before: not an input buffer");
+  if (GROW(g, prior, cap_prior, (int64_t)g->n_prior + 1) != 0)
+    return fp_error_set(err, FP_ENOMEM, "out of memory");
+  g->prior[g->n_prior++] = b;
+  return FP_OK;
+}
+
+bool fp_graph_input_written_before(const fp_graph *g, int32_t b) {
+  return g && g->finalized && b >= 0 && b < g->n_buffers && g->is_prior[b];
+}
+
 fp_status fp_graph_add_unfusible(fp_graph *g, int32_t u, int32_t v,
                                  fp_error *err) {
   if (check_building(g, err) != FP_OK)
@@ -825,6 +843,8 @@ fp_graph *fp_graph_copy_open(const fp_graph *g, fp_error *err) {
   for (int32_t i = 0; st == FP_OK && i < g->n_linked; i++)
     st = fp_graph_add_linked(c, g->linked[i].u, g->linked[i].v,
                              g->linked[i].n_via, g->linked[i].via, err);
+  for (int32_t i = 0; st == FP_OK && i < g->n_prior; i++)
+    st = fp_graph_set_input_written_before(c, g->prior[i], err);
   if (st == FP_OK)
     return c;
   fp_graph_destroy(c);
@@ -900,6 +920,11 @@ static fp_status build_inplace(fp_graph *g, fp_error *err) {
   free(g->inplace);
   g->inplace = sorted;
   g->inplace_off = off; /* off[v] is now node v's first pair */
+  /* inplace_node follows the sorted order, so that pair k is still node
+   * inplace_node[k]'s (fp_graph_copy_open reads them side by side). */
+  for (int32_t v = 0; v < n; v++)
+    for (int32_t k = off[v]; k < off[v + 1]; k++)
+      g->inplace_node[k] = v;
   return FP_OK;
 }
 
@@ -1029,19 +1054,25 @@ static void fusible_ancestors(const fp_graph *g, int32_t v, int32_t lo,
   }
 }
 
+/* Whether a pair on buffer b is a mutation's: b is a graph input not
+ * written before the graph (Inductor takes over no other input's storage:
+ * wrapper.can_reuse). */
+static bool mutated_input(const fp_graph *g, int32_t b) {
+  return g->buffers[b].input && !g->is_prior[b];
+}
+
 /* Node v's pairs' fused readers into g->fused (from *at on), each pair's
- * end into fused_off; seen and queue as fusible_ancestors.  A pair on a
- * graph input is a mutation's (Inductor takes over no other input's
- * storage: wrapper.can_reuse), and a mutation runs after every reader of
- * the old value (its weak dependencies), so each earlier candidate counts;
- * other pairs need a path of reads. */
+ * end into fused_off; seen and queue as fusible_ancestors.  A mutation
+ * runs after every reader of the old value (its weak dependencies), so
+ * for a pair on a mutated input each earlier candidate counts; other
+ * pairs need a path of reads. */
 static void node_fused_readers(fp_graph *g, int32_t v, int32_t *at,
                                int32_t *seen, int32_t *queue) {
   int32_t lo = v;
   for (int32_t k = g->inplace_off[v]; k < g->inplace_off[v + 1]; k++) {
     const fp_buffer *i = &g->buffers[g->inplace[k].read];
-    for (int32_t r = 0; !i->input && r < i->n_readers && i->readers[r] < lo;
-         r++)
+    bool mut = mutated_input(g, g->inplace[k].read);
+    for (int32_t r = 0; !mut && r < i->n_readers && i->readers[r] < lo; r++)
       if (fused_candidate(g, v, k, i->readers[r]))
         lo = i->readers[r];
   }
@@ -1049,9 +1080,10 @@ static void node_fused_readers(fp_graph *g, int32_t v, int32_t *at,
     fusible_ancestors(g, v, lo, seen, queue);
   for (int32_t k = g->inplace_off[v]; k < g->inplace_off[v + 1]; k++) {
     const fp_buffer *i = &g->buffers[g->inplace[k].read];
+    bool mut = mutated_input(g, g->inplace[k].read);
     for (int32_t r = 0; r < i->n_readers; r++) {
       int32_t u = i->readers[r];
-      if (u != v && (i->input || seen[u] == v) && fused_candidate(g, v, k, u))
+      if (u != v && (mut || seen[u] == v) && fused_candidate(g, v, k, u))
         g->fused[(*at)++] = u;
     }
     g->fused_off[k + 1] = *at;
@@ -1067,12 +1099,16 @@ static fp_status build_fused_readers(fp_graph *g, fp_error *err) {
     total += g->buffers[g->inplace[k].read].n_readers;
   free(g->fused_off); /* a finalize that failed before may have left them */
   free(g->fused);
+  free(g->is_prior);
+  g->is_prior = calloc((size_t)g->n_buffers + 1, sizeof *g->is_prior);
+  for (int32_t i = 0; g->is_prior && i < g->n_prior; i++)
+    g->is_prior[g->prior[i]] = true;
   g->fused_off = calloc((size_t)g->n_inplace + 1, sizeof *g->fused_off);
   g->fused = malloc(((size_t)total + 1) * sizeof *g->fused);
   int32_t *seen = malloc(((size_t)g->n_nodes + 1) * sizeof *seen);
   int32_t *queue = malloc(((size_t)g->n_nodes + 1) * sizeof *queue);
   fp_status st = FP_OK;
-  if (!g->fused_off || !g->fused || !seen || !queue) {
+  if (!g->is_prior || !g->fused_off || !g->fused || !seen || !queue) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
   }

@@ -265,6 +265,18 @@ typedef struct fp_linked {
  * nothing. */
 fp_status fp_graph_add_linked(fp_graph *g, int32_t u, int32_t v, int32_t n_via,
                               const int32_t *via, fp_error *err);
+/* Marks input buffer b as written before the graph, by the program the
+ * graph is cut from (a window's sub-graph, solver/window/window.h): an
+ * in-place pair on it is then no mutation's, and only its readers'
+ * ancestry makes them fused readers (fp_graph_inplace_fused_readers).
+ * FP_EINPUT for a bad index or a buffer that is no input; FP_EARG once
+ * finalized; FP_ENOMEM. */
+fp_status fp_graph_set_input_written_before(fp_graph *g, int32_t b,
+                                            fp_error *err);
+
+/* Whether input b was marked so (false for a bad index, a NULL or an
+ * unfinalized graph). */
+bool fp_graph_input_written_before(const fp_graph *g, int32_t b);
 
 /* Declares nodes u and v unfusible (order irrelevant; duplicates are
  * merged).  FP_EINPUT on bad indices or u == v. */
@@ -359,8 +371,9 @@ const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n);
  * kernels").  Such a reader r comes before v, may fuse with v, reads i
  * only as v first reads it (the same bytes and index mode), and is an
  * ancestor of v: a path of reads leads from r to v through nodes that may
- * all fuse with v, or i is a graph input (then the pair is a mutation's,
- * which Inductor orders after every reader of the old value).
+ * all fuse with v, or i is a graph input not written before the graph
+ * (then the pair is a mutation's, which Inductor orders after every
+ * reader of the old value).
  * Ascending; *n gets their count (0 and NULL for none, a bad index or an
  * unfinalized graph). */
 const int32_t *fp_graph_inplace_fused_readers(const fp_graph *g, int32_t v,

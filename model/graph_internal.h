@@ -61,6 +61,11 @@ struct fp_graph {
   /* Each pair's fused readers (fp_graph_inplace_fused_readers), built by
    * finalize: pair k's are fused[fused_off[k] .. fused_off[k + 1]). */
   int32_t *fused_off, *fused;
+  /* Inputs written before the graph (fp_graph_set_input_written_before),
+   * in call order, and finalize's per-buffer flags of them. */
+  int32_t *prior;
+  int32_t n_prior, cap_prior;
+  bool *is_prior;
 
   int32_t *reader_off; /* n_buffers + 1 */
   int32_t *readers;

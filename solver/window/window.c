@@ -95,7 +95,15 @@ static int map_buffer(fp_graph *sg, sub_scratch *scr, const fp_graph *g,
   bool freeable = !inside && !outlives_window(g, b, step, s1);
   scr->buf_map[b] =
       fp_graph_add_buffer(sg, buf->name, buf->bytes, !inside, freeable, err);
-  return scr->buf_map[b] >= 0 ? 0 : -1;
+  if (scr->buf_map[b] < 0)
+    return -1;
+  /* Written before the window: a pair on it is no mutation's, so its
+   * fused readers stay those of the whole graph. */
+  if (!inside && (buf->writer >= 0 || fp_graph_input_written_before(g, b)))
+    return fp_graph_set_input_written_before(sg, scr->buf_map[b], err) == FP_OK
+               ? 0
+               : -1;
+  return 0;
 }
 
 /* Adds window node v (whole-graph index) with its buffers.  0 or -1. */

@@ -185,6 +185,8 @@ START_TEST(graph_h_building) {
   EXPECT_EARG(fp_graph_add_linked(NULL, 0, 1, 1, &via, ERR));
   EXPECT_EARG(fp_graph_add_linked(g, 0, 1, 1, NULL, ERR));
   ck_assert_int_eq(fp_graph_add_linked(g, -1, 99, 1, &via, &err), FP_EINPUT);
+  EXPECT_EARG(fp_graph_set_input_written_before(NULL, 0, ERR));
+  ck_assert_int_eq(fp_graph_set_input_written_before(g, -1, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_finalize(NULL, ERR));
   ck_assert_int_eq(fp_graph_set_max_fusion_size(g, -3, &err), FP_EINPUT);
   ck_assert_int_eq(fp_graph_set_outside_live_bytes(g, UINT64_MAX, &err),
@@ -258,6 +260,9 @@ START_TEST(graph_h_reading) {
   ck_assert_ptr_null(fp_graph_inplace_fused_readers(o, 0, 0, NULL));
   ck_assert(!fp_graph_inplace_fused_reader(NULL, 0, 0, 0));
   ck_assert(!fp_graph_inplace_fused_reader(g, 0, 99, 0));
+  ck_assert(!fp_graph_input_written_before(NULL, 0));
+  ck_assert(!fp_graph_input_written_before(g, -1));
+  ck_assert(!fp_graph_input_written_before(o, 0));
   ck_assert_str_eq(fp_kind_name((fp_kind)99), "unknown");
   ck_assert_str_eq(fp_op_name((fp_op_fn)-1), "unknown");
   ck_assert_str_eq(fp_index_name((fp_index)99), "unknown");

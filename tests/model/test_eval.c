@@ -472,6 +472,17 @@ START_TEST(inplace_mutation_of_an_input) {
   ck_assert_int_eq(fp_graph_inplace_fused_reader(g, 1, 0, 0), true);
   static const uint64_t fused[] = {2000}; /* w (= n) + m */
   expect_live(g, "r v", fused);
+  /* w written before the graph (a window's input): no mutation, and r,
+   * no ancestor of v, keeps w alive: w + m + n */
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_set_input_written_before(c, 0, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_set_input_written_before(c, 1, NULL), FP_EINPUT);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  ck_assert(fp_graph_input_written_before(c, 0));
+  ck_assert_int_eq(fp_graph_inplace_fused_reader(c, 1, 0, 0), false);
+  static const uint64_t apart[] = {3000};
+  expect_live(c, "r v", apart);
+  fp_graph_destroy(c);
   fp_graph_destroy(g);
 }
 END_TEST

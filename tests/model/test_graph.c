@@ -452,6 +452,36 @@ START_TEST(enum_names) {
 }
 END_TEST
 
+/* A copy keeps each in-place pair on its own node when the pairs were
+ * declared out of node order (finalize sorts them by node). */
+START_TEST(copy_keeps_inplace_pairs_on_their_nodes) {
+  fp_graph *g = fp_graph_create("pairs");
+  int32_t x = fp_graph_add_buffer(g, "x", 64, true, true, NULL);
+  int32_t a = fp_graph_add_buffer(g, "a", 64, false, false, NULL);
+  int32_t b = fp_graph_add_buffer(g, "b", 64, false, false, NULL);
+  ck_assert_int_eq(
+      add(g, "n0", FP_KIND_POINTWISE, 16, 1, &x, 1, &a, 1, NULL, NULL), 0);
+  ck_assert_int_eq(
+      add(g, "n1", FP_KIND_POINTWISE, 16, 1, &a, 1, &b, 1, NULL, NULL), 1);
+  ck_assert_int_eq(fp_graph_add_output(g, b, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_add_inplace(g, 1, a, b, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_add_inplace(g, 0, x, a, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_finalize(g, NULL), FP_OK);
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  for (int32_t v = 0; v < 2; v++) {
+    int32_t m = -1;
+    const fp_inplace *p = fp_graph_inplace(c, v, &m);
+    ck_assert_int_eq(m, 1);
+    ck_assert_int_eq(p[0].write, v == 0 ? a : b);
+    ck_assert_int_eq(p[0].read, v == 0 ? x : a);
+  }
+  fp_graph_destroy(c);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 static Suite *graph_suite(void) {
   Suite *s = suite_create("model/graph");
   TCase *tc = tcase_create("builder");
@@ -467,6 +497,7 @@ static Suite *graph_suite(void) {
   tcase_add_test(tc, loop_validation);
   tcase_add_test(tc, status_strings);
   tcase_add_test(tc, enum_names);
+  tcase_add_test(tc, copy_keeps_inplace_pairs_on_their_nodes);
   suite_add_tcase(s, tc);
   return s;
 }
