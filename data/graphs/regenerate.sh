@@ -4,7 +4,8 @@
 #
 # Usage: PYTHON=/path/to/venv/bin/python data/graphs/regenerate.sh
 # (a python with the torch and timm of tools/requirements.txt).  Nothing is
-# compiled or executed: about 7 minutes on 2 cores, ~1.1 GB of memory.
+# compiled or executed: about 30 minutes on 2 shared cores with the oracle
+# (97 to 271 s per model, printed on stderr), ~1.1 GB of memory.
 # `regenerate.sh --table-only [DIR]` prints the table of DIR (default:
 # this directory) without exporting.
 set -eu

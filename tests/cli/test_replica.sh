@@ -14,27 +14,24 @@ t_init
 D=$top_srcdir/data/graphs
 B=$top_builddir/bench/bench_replica
 
-# Where greedy's groups equal Inductor's (18 of 21 graphs).
-SAME_GROUPS='convnext_tiny.bwd deit_small_patch16_224.bwd
-deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd
-mixer_b16_224.fwd mobilenetv3_large_100.bwd mobilenetv3_large_100.fwd resnet50-triton.bwd
-resnet50-triton.fwd resnet50.bwd vit_base_patch16_224.bwd
-vit_base_patch16_224.fwd volo_d1_224-triton.bwd volo_d1_224-triton.fwd
-volo_d1_224.bwd'
-# Where the order is equal too (17: all but convnext_tiny.bwd, a mutation).
-SAME_ORDER='deit_small_patch16_224.bwd deit_small_patch16_224.fwd
-gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd mixer_b16_224.fwd
-mobilenetv3_large_100.bwd mobilenetv3_large_100.fwd resnet50-triton.bwd resnet50-triton.fwd
-resnet50.bwd vit_base_patch16_224.bwd vit_base_patch16_224.fwd
-volo_d1_224-triton.bwd volo_d1_224-triton.fwd volo_d1_224.bwd'
-# Where --order inductor on Inductor's groups gives Inductor's order (20:
-# all but convnext_tiny.bwd).
-SAME_REORDER='convnext_tiny.fwd deit_small_patch16_224.bwd
-deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd gpt2.fwd
-mixer_b16_224.fwd mobilenetv3_large_100.bwd mobilenetv3_large_100.fwd
-resnet50-triton.bwd resnet50-triton.fwd resnet50.bwd resnet50.fwd vit_base_patch16_224.bwd
-vit_base_patch16_224.fwd volo_d1_224-triton.bwd volo_d1_224-triton.fwd
-volo_d1_224.bwd volo_d1_224.fwd'
+# Where greedy's groups equal Inductor's (15 of 21 graphs since the
+# corpus's plans are the kernels code generation emits, 2026-12-07; 18
+# before: where code generation split a scheduler group, greedy forms a
+# larger group than the emitted kernels, e.g. the ViT forwards' LayerNorm
+# groups: Inductor [op37], greedy [op37 op38 op39]).
+SAME_GROUPS='convnext_tiny.bwd deit_small_patch16_224.bwd gpt2-triton.bwd
+gpt2-triton.fwd gpt2.bwd mixer_b16_224.fwd mobilenetv3_large_100.bwd
+mobilenetv3_large_100.fwd resnet50-triton.bwd resnet50-triton.fwd
+resnet50.bwd vit_base_patch16_224.bwd volo_d1_224-triton.bwd
+volo_d1_224-triton.fwd volo_d1_224.bwd'
+# Where the order is equal too (11).
+SAME_ORDER='convnext_tiny.bwd deit_small_patch16_224.bwd gpt2-triton.bwd
+gpt2-triton.fwd gpt2.bwd mixer_b16_224.fwd resnet50-triton.bwd
+resnet50-triton.fwd vit_base_patch16_224.bwd volo_d1_224-triton.bwd
+volo_d1_224-triton.fwd'
+# Where --order inductor on Inductor's groups gives Inductor's order (11;
+# 20 before the re-export).
+SAME_REORDER=$SAME_ORDER
 
 # col NAME COL: column COL (1-based, between the pipes) of NAME's row.
 col() {
