@@ -4,7 +4,8 @@
 #
 # Usage: PYTHON=/path/to/venv/bin/python data/exported/regenerate.sh
 # (a python with the torch and timm of tools/requirements.txt).  Nothing is
-# compiled or executed: about 8 minutes on 2 cores.
+# compiled or executed: about 26 minutes on 2 shared cores with the oracle
+# (80 to 490 s per model, printed on stderr).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
