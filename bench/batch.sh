@@ -28,12 +28,10 @@ report() {
     gold=$tmp/gold
     t0=$(now)
     "$fp" batch --manifest "$srcdir/data/gold/manifest" -o "$gold" --jobs 2 -q || true
-    echo "Built with \`fuseplan batch --manifest data/gold/manifest -o gold --jobs 2\`"
-    echo "in $(secs "$t0" "$(now)") s."
+    echo "Built with \`fuseplan batch --manifest data/gold/manifest -o gold --jobs 2\` in $(secs "$t0" "$(now)") s (the plans of older exports of the corpus under today's rules: data/gold/README.md)."
     echo
   fi
-  echo "\`fuseplan batch report gold\`: each method against gold (proven lexicographic"
-  echo "optimum); =gold: same traffic and peak; excess over gold in % (median, p90, max)."
+  echo "\`fuseplan batch report gold\`: each method against gold (proven lexicographic optimum); =gold: same traffic and peak; excess over gold in % (median, p90, max)."
   echo
   echo '```'
   "$fp" batch report "$gold" --svg "$srcdir/docs/img/bench-gold.svg" |
@@ -88,8 +86,7 @@ overhead() {
   "$fp" batch "$tmp/cuts" -o "$tmp/over" --compare '' --jobs 1 -q \
     --time-limit 10 || true
   batch=$(secs "$t0" "$(now)")
-  echo "Overhead: the same $n cuts, one \`fuseplan solve\` process each against"
-  echo "\`fuseplan batch DIR --compare '' --jobs 1\`, both \`--time-limit 10\`:"
+  echo "Overhead: the same $n cuts, one \`fuseplan solve\` process each against \`fuseplan batch DIR --compare '' --jobs 1\`, both \`--time-limit 10\`:"
   echo
   echo "| solve, total (s) | batch, total (s) | overhead per item |"
   echo "|---:|---:|---:|"

@@ -4,7 +4,9 @@
 # on every graph that has one (data/graphs and data/exported: PyTorch
 # Inductor's pre-fusion graphs and its *.inductor.plan.json.gz), with and
 # without --start, the traffic answer's gap to its bound, and the peak
-# objective's answer and gap; one row per graph.
+# objective's answer and gap, and the exporter's oracle record (groups of
+# 2-6 nodes fuseplan's rules call legal, asked of Inductor; meta.oracle,
+# docs/exporter.md); one row per graph.
 #
 # Usage: bench/dominance.sh [--update] [FUSEPLAN]   (from the build directory)
 # Environment: FP_DOM_S  seconds per solve (default 10)
@@ -29,6 +31,21 @@ verdict() {
   else echo "trade-off"; fi
 }
 
+# oracle GRAPH: "samples / connected / disagreements" of the graph's
+# meta.oracle ("-" for a graph exported with --oracle 0); the counts go to
+# $tmp/oracle.
+oracle() {
+  gzip -dc "$1" | grep -o '"oracle":{[^}]*}' >"$tmp/o.json" || true
+  if [ ! -s "$tmp/o.json" ]; then
+    echo "-"
+    return
+  fi
+  local k c=""
+  for k in samples connected disagreements; do c="$c $(num "$k" "$tmp/o.json")"; done
+  echo "$c" >>"$tmp/oracle"
+  echo "$c" | awk '{ print $1 " / " $2 " / " $3 }'
+}
+
 # row GRAPH PLAN: one table row; the verdicts and gaps go to $tmp/stats.
 row() {
   local g=$1 ip=$2 it ipk ep inside r v vs at ap tgap
@@ -48,14 +65,22 @@ row() {
   vs=$(verdict "$(num traffic_bytes "$tmp/s.json")" "$(num peak_bytes "$tmp/s.json")" "$it" "$ipk")
   "$fp" solve "$g" --objective peak --time-limit "$secs" -q -o "$tmp/p.json"
   r="| $(basename "${g%.json.gz}") | $inside | $(ratio "$at" "$it") | $(ratio "$ap" "$ipk") | $v | $vs"
-  echo "$r | $(pct "$tgap") | $(ratio "$(num peak_bytes "$tmp/p.json")" "$ipk") | $(pct "$(num gap "$tmp/p.json")") | $(status "$tmp/p.json") |"
+  echo "$r | $(pct "$tgap") | $(ratio "$(num peak_bytes "$tmp/p.json")" "$ipk") | $(pct "$(num gap "$tmp/p.json")") | $(status "$tmp/p.json") | $(oracle "$g") |"
   echo "$v $vs $tgap $(num gap "$tmp/p.json")" >>"$tmp/stats"
+}
+
+# oracle_line: the oracle column summed up (the exporter's command: the
+# graphs' regenerate.sh, tools/export_inductor.py --oracle 500 by default).
+oracle_line() {
+  awk '{ n++; s += $1; d += $3; if ($3 > 0) b++ }
+    END { printf "Oracle (`data/graphs/regenerate.sh`, `data/exported/regenerate.sh`: the exporter asks Inductor whether each sampled group is one kernel; meta.oracle): %d disagreements in %d groups on %d graphs, %d graphs with any.", d, s, n, b }' "$tmp/oracle"
 }
 
 body() {
   : >"$tmp/stats"
-  echo "| graph | Inductor peak vs eager | traffic x | peak x | verdict | verdict with --start | traffic gap | peak objective: peak x | gap | status |"
-  echo "|---|---|---:|---:|---|---|---:|---:|---:|---|"
+  : >"$tmp/oracle"
+  echo "| graph | Inductor peak vs eager | traffic x | peak x | verdict | verdict with --start | traffic gap | peak objective: peak x | gap | status | oracle: samples / connected / disagreements |"
+  echo "|---|---|---:|---:|---|---|---:|---:|---:|---|---:|"
   for d in $dirs; do
     for g in "$d"/*.json.gz; do
       case $g in *.plan.json.gz) continue ;; esac
@@ -64,7 +89,7 @@ body() {
     done
   done
   echo
-  echo "x: fuseplan / Inductor; \"over\": Inductor's peak is above the eager peak, outside the default limit."
+  echo "x: fuseplan / Inductor; \"over\": Inductor's peak is above the eager peak, outside the default limit. $(oracle_line)"
   awk -v s="$secs" '
     { n++; for (i = 1; i <= 2; i++) if ($i ~ /dominated/) bad[i]++
       c[$1]++; if ($3 > tg) tg = $3; if ($4 > pg) pg = $4 }

@@ -19,7 +19,7 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 # with # is left out.
 sections() {
   cat <<'EOF'
-dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds.
+dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds; the exporter's oracle per graph (groups legal under the exported rules, asked of Inductor: samples / connected / refused).
 proof|Time to proof|`fuseplan solve GRAPH --time-limit 60` (auto, --gap 0, --gap2 1e-3) on every real graph: wall seconds until it stops, why, each lexicographic level's gap (1: traffic; 2: peak among plans of that traffic).
 pareto|Pareto fronts with proofs|`fuseplan pareto --start INDUCTOR_PLAN` on the graphs where Inductor trades peak for traffic; ratios to eager.
 whole-step|Whole training steps|fuseplan's default answer against Inductor's plan on whole-step graphs (forward + backward + AdamW) at the sizes of pytorch/pytorch #190777 and #190804 (data/whole-step): traffic / peak, bounds, gaps, seconds.
