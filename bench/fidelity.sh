@@ -74,18 +74,20 @@ import json, os, sys
 tmp, models = sys.argv[1], sys.argv[2:]
 # measured causes of the residues over 2% (docs/inductor.md, "Measuring"):
 # (model, graph, method) -> cause; a residue without one reads "unexplained"
-KERNEL_GROUP = ("a C++ kernel group: the last C++ function runs 12 groups and the wrapper "
-                "allocates their outputs before it, 11 x 602,112 B more than fuseplan's "
-                "one group at a time (the whole residue)")
-DW_CONV = ("an extern kernel's workspace: the measured peak is inside the channels-last "
-           "depthwise 7x7 convolution_backward on (2, 768, 7, 7), which holds 38,688,768 B of "
-           "temporaries (the same profiled alone on its shapes); without them the live bytes "
-           "there are below the predicted peak")
+# measured causes of the residues over 2%, short; the measurements are in
+# docs/inductor.md, "Residues": (model, graph, method) -> cause; a residue
+# without one reads "unexplained"
+KERNEL_GROUP = ("a C++ kernel group: the wrapper allocates the outputs of the 12 groups of "
+                "the last C++ function before calling it, 11 x 602,112 B more than fuseplan's "
+                "one group at a time")
+DW_CONV = ("an extern kernel's workspace: the peak is inside the depthwise 7x7 "
+           "convolution_backward on (2, 768, 7, 7), which holds 38,688,768 B of temporaries")
 CAUSES = {
-    ("convnext_tiny", "bwd", "inductor"): DW_CONV,
-    ("convnext_tiny", "bwd", "fuseplan"): DW_CONV,
     ("resmlp_12_224", "fwd", "inductor"): KERNEL_GROUP,
     ("resmlp_12_224", "fwd", "fuseplan"): KERNEL_GROUP,
+    ("convnext_tiny", "bwd", "eager"): DW_CONV,
+    ("convnext_tiny", "bwd", "inductor"): DW_CONV,
+    ("convnext_tiny", "bwd", "fuseplan"): DW_CONV,
     ("llama-d2-w256-v1k", "step", "eager"): "eager's grad_and_value records the backward "
     "(create_graph=True) and keeps its saved tensors to the step's end",
 }
@@ -115,7 +117,7 @@ for m in models:
     status = f"{yn(km)} / {yn(ok)} / 0 / {split}"
     t = f"{f['step_time_s'] / i['step_time_s']:.2f} ({i['step_time_s'] / e['step_time_s']:.2f})"
     top = max(range(len(e["graphs"])), key=lambda k: e["graphs"][k]["predicted_peak_bytes"])
-    cells, diffs, notes = [[], [], []], [], []
+    cells, diffs, notes = [[], [], []], [], {}
     names = [g["graph"].rsplit(".", 1)[-1] for g in i["graphs"]]
     for k, (ge, gi, gf) in enumerate(zip(e["graphs"], i["graphs"], f["graphs"])):
         # eager has no per-graph measurement: its step peak goes with the
@@ -133,8 +135,8 @@ for m in models:
             if abs(r - 1) <= 0.02:
                 within += 1
             else:
-                notes.append(f"{names[k]} {meth} {r:.2f}: "
-                             + CAUSES.get((m, names[k], meth), "unexplained"))
+                why = CAUSES.get((m, names[k], meth), "unexplained")
+                notes.setdefault(why, []).append(f"{names[k]} {meth} {r:.2f}")
             cells[c].append(f"{mib(meas)} / {mib(p)} ({r:.2f})")
         if "measured_peak_bytes" in gi and "measured_peak_bytes" in gf:
             dm = gf["measured_peak_bytes"] - gi["measured_peak_bytes"]
@@ -149,7 +151,7 @@ for m in models:
             diffs.append(f"{dm / 2**20:+.1f} / {dp / 2**20:+.1f}" + ("" if good else " (off)"))
     print(f"| {m} | {status} | {'; '.join(names)} | {'; '.join(cells[0])} "
           f"| {'; '.join(cells[1])} | {'; '.join(cells[2])} | {'; '.join(diffs)} | {t} "
-          f"| {'; '.join(notes) or '-'} |")
+          f"| {'; '.join(', '.join(w) + ': ' + why for why, w in notes.items()) or '-'} |")
 with open(os.path.join(tmp, "headline"), "w") as h:
     h.write(f"{within} {total} {agree} {pairs} {clean} {len(models)}\n")
 PY
