@@ -97,7 +97,7 @@ print("| model | --replan 0: kernels = plan / outputs = eager / refused / split 
       "| fuseplan - inductor MiB: meas / pred | step time fuseplan/inductor (inductor/eager) "
       "| residues over 2% |")
 print("|---|---|---|---|---|---|---|---|---|")
-within = total = agree = pairs = clean = 0
+within = total = agree = pairs = clean = unexplained = 0
 for m in models:
     path = os.path.join(tmp, m + ".json")
     rows = {}
@@ -136,6 +136,7 @@ for m in models:
                 within += 1
             else:
                 why = CAUSES.get((m, names[k], meth), "unexplained")
+                unexplained += why == "unexplained"
                 notes.setdefault(why, []).append(f"{names[k]} {meth} {r:.2f}")
             cells[c].append(f"{mib(meas)} / {mib(p)} ({r:.2f})")
         if "measured_peak_bytes" in gi and "measured_peak_bytes" in gf:
@@ -153,7 +154,7 @@ for m in models:
           f"| {'; '.join(cells[1])} | {'; '.join(cells[2])} | {'; '.join(diffs)} | {t} "
           f"| {'; '.join(', '.join(w) + ': ' + why for why, w in notes.items()) or '-'} |")
 with open(os.path.join(tmp, "headline"), "w") as h:
-    h.write(f"{within} {total} {agree} {pairs} {clean} {len(models)}\n")
+    h.write(f"{within} {total} {agree} {pairs} {clean} {len(models)} {unexplained}\n")
 PY
 }
 
@@ -164,7 +165,7 @@ body() {
   fi
   measure
   table
-  read -r within total agree pairs clean n <"$tmp/headline"
-  bench_headline "Measured / predicted peak within 2% (CPU, per graph and method)" "$within of $total; plan-to-plan difference of the predicted sign and within 1% of the peak on $agree of $pairs graphs; --replan 0 clean on $clean of $n models (torch $("$py" -c 'import torch; print(torch.__version__)'))"
+  read -r within total agree pairs clean n unexplained <"$tmp/headline"
+  bench_headline "Measured / predicted peak within 2% (CPU, per graph and method)" "$within of $total ($unexplained of the others without a measured cause); plan-to-plan difference of the predicted sign and within 1% of the peak on $agree of $pairs graphs; --replan 0 clean on $clean of $n models (torch $("$py" -c 'import torch; print(torch.__version__)'))"
 }
 bench_main "FUSEPLAN_PYTHON=PY FP_FID_MODELS='$models' FP_FID_BATCH=$batch FP_FID_S=$secs FP_FID_STEPS=$steps FP_FID_REPLAN=$replan make bench-fidelity" body
