@@ -75,8 +75,8 @@ tmp, models = sys.argv[1], sys.argv[2:]
 # measured causes of the residues over 2% (docs/inductor.md, "Measuring"):
 # (model, graph, method) -> cause; a residue without one reads "unexplained"
 # measured causes of the residues over 2%, short; the measurements are in
-# docs/inductor.md, "Residues": (model, graph, method) -> cause; a residue
-# without one reads "unexplained"
+# docs/inductor.md, "Residues": (model, graph, method or "plan-to-plan")
+# -> cause; a residue without one reads "unexplained"
 KERNEL_GROUP = ("a C++ kernel group: the wrapper allocates the outputs of the 12 groups of "
                 "the last C++ function before calling it, 11 x 602,112 B more than fuseplan's "
                 "one group at a time")
@@ -150,6 +150,10 @@ for m in models:
             pairs += 1
             agree += good
             diffs.append(f"{dm / 2**20:+.1f} / {dp / 2**20:+.1f}" + ("" if good else " (off)"))
+            if not good:
+                why = CAUSES.get((m, names[k], "plan-to-plan"), "unexplained")
+                unexplained += why == "unexplained"
+                notes.setdefault(why, []).append(f"{names[k]} plan-to-plan")
     print(f"| {m} | {status} | {'; '.join(names)} | {'; '.join(cells[0])} "
           f"| {'; '.join(cells[1])} | {'; '.join(cells[2])} | {'; '.join(diffs)} | {t} "
           f"| {'; '.join(', '.join(w) + ': ' + why for why, w in notes.items()) or '-'} |")
