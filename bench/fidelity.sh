@@ -170,6 +170,6 @@ body() {
   measure
   table
   read -r within total agree pairs clean n unexplained <"$tmp/headline"
-  bench_headline "Measured / predicted peak within 2% (CPU, per graph and method)" "$within of $total ($unexplained of the others without a measured cause); plan-to-plan difference of the predicted sign and within 1% of the peak on $agree of $pairs graphs; --replan 0 clean on $clean of $n models (torch $("$py" -c 'import torch; print(torch.__version__)'))"
+  bench_headline "Measured / predicted peak within 2% (CPU, per graph and method)" "$within of $total; $unexplained residues (peaks or plan-to-plan differences) without a measured cause yet; plan-to-plan difference of the predicted sign and within 1% of the peak on $agree of $pairs graphs; --replan 0 clean on $clean of $n models (torch $("$py" -c 'import torch; print(torch.__version__)'))"
 }
 bench_main "FUSEPLAN_PYTHON=PY FP_FID_MODELS='$models' FP_FID_BATCH=$batch FP_FID_S=$secs FP_FID_STEPS=$steps FP_FID_REPLAN=$replan make bench-fidelity" body
