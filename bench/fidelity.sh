@@ -17,7 +17,11 @@
 #              FP_FID_MODELS    models (default: the corpus models that run on
 #                               a CPU at batch 2, three more timm models and the
 #                               smallest whole-step Llama-style model; a
-#                               llama-... name runs with --whole-step)
+#                               llama-... name runs with --whole-step).  On 2
+#                               cores shared with other jobs (load ~13) a model
+#                               took 161 s (resmlp_12_224) to 744 s
+#                               (efficientnet_b0); measure in chunks with
+#                               FP_FID_RESULTS when the whole list does not fit
 #              FP_FID_BATCH     batch size (default 2)
 #              FP_FID_SEQ       sequence length of gpt2 and llama-... (default 128)
 #              FP_FID_S         seconds per fuseplan solve (default 10)

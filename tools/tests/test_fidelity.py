@@ -112,6 +112,25 @@ class TinyFidelity(unittest.TestCase):
         self.assertEqual({n for n, f in cand.items() if f}, bwd & set(cand))
         self.assertLessEqual({"primals_1", "primals_3", "tangents_1"}, bwd)
 
+    def test_a_returned_mutated_buffer_is_its_new_version(self):
+        # An embedding's gradient is a zero-filled buffer that the backward
+        # accumulates into (a mutation) and returns by the buffer's real
+        # name.  The old version used to stay an output, so the evaluator
+        # held both versions (gpt2's backward: 154 MB predicted too much).
+        model = torch.nn.Sequential(torch.nn.Embedding(64, 8), torch.nn.Flatten(),
+                                    torch.nn.Linear(32, 3))
+        inputs = (torch.randint(0, 64, (2, 4)),)
+        bwd = next(ex.graph for ex in export_model(
+            model, inputs, lambda y: y.sum(), name="emb", model_label="emb", batch=2,
+            out=self.tmp, ext=".json") if ex.which == "bwd")
+        writer = {w: nd for nd in bwd["nodes"] for w in nd["writes"]}
+        zeros = [(old, new) for nd in bwd["nodes"] for old, new in nd.get("inplace", [])
+                 if old in writer and not writer[old]["reads"]]
+        self.assertEqual(len(zeros), 1, zeros)
+        old, new = zeros[0]
+        self.assertNotIn(old, bwd["outputs"])
+        self.assertIn(new, bwd["outputs"])
+
     def test_inplace_pairs_are_reads_and_writes_of_equal_size(self):
         n = 0
         for which, ex in self.exported.items():
