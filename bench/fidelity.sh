@@ -88,12 +88,15 @@ DW_CONV = ("an extern kernel's workspace: the peak is inside the channels-last d
            "{} convolution_backward on {}, which holds {} B of temporaries (as much alone)")
 CONVNEXT = DW_CONV.format("7x7", "(2, 768, 7, 7)", "38,688,768")
 EFFNET = DW_CONV.format("5x5", "(2, 1152, 7, 7)", "29,606,400")
+MOBILENET = DW_CONV.format("5x5", "(2, 960, 7, 7)", "24,672,000")
 CAUSES = {
     ("resmlp_12_224", "fwd", "inductor"): KERNEL_GROUP,
     ("resmlp_12_224", "fwd", "fuseplan"): KERNEL_GROUP,
     ("convnext_tiny", "bwd", "eager"): CONVNEXT,
     ("convnext_tiny", "bwd", "inductor"): CONVNEXT,
     ("convnext_tiny", "bwd", "fuseplan"): CONVNEXT,
+    ("mobilenetv3_large_100", "bwd", "inductor"): MOBILENET,
+    ("mobilenetv3_large_100", "bwd", "fuseplan"): MOBILENET,
     ("efficientnet_b0", "bwd", "inductor"): EFFNET,
     ("efficientnet_b0", "bwd", "fuseplan"): EFFNET,
     ("deit_small_patch16_224", "bwd", "plan-to-plan"): "the predicted gain is in-place outputs "
