@@ -178,10 +178,13 @@ def _capturing(state):
             pass
 
         def __call__(self, inputs):
-            if state.get("marking"):  # the moment the graph is entered
-                with torch.profiler.record_function(measure.ENTRY_MARK + self.mark):
-                    pass
-            return _stand_in_outputs(self.gm, self.output_strides, inputs)
+            if not state.get("marking"):
+                return _stand_in_outputs(self.gm, self.output_strides, inputs)
+            with torch.profiler.record_function(measure.ENTRY_MARK + self.mark):
+                pass  # the moment the graph is entered
+            outs = _stand_in_outputs(self.gm, self.output_strides, inputs)
+            state["freed"][self.mark] = _freed_inputs(self.gm, inputs)
+            return outs
 
     def inner(gm, example_inputs, **kwargs):
         cap = Capture(state.get("label") or ("bwd" if kwargs.get("is_backward") else "fwd"))
@@ -243,6 +246,24 @@ def _input_storages(gm, inputs):
         if isinstance(v, torch.Tensor) and isinstance(x, torch.Tensor):
             owner.setdefault(_storage_key(v), x)
     return owner
+
+
+def _freed_inputs(gm, inputs):
+    """Which of GM's inputs the compiled graph really frees: the compiled
+    graph clears its argument list INPUTS (`args.clear()`) and deletes each
+    input after its last reader, which frees the storage only when nothing
+    else holds it (AOTAutograd's backward clears the saved tensors first
+    and hands over its list; a parameter, the user's input or a tangent
+    that autograd still holds stays).  Clears INPUTS, as the compiled graph
+    would, and returns (names of the tensor placeholders, names of those
+    whose storage died with it)."""
+    import torch
+
+    refs = [(ph.target, _storage_key(x))
+            for ph, x in zip(gm.graph.find_nodes(op="placeholder"), inputs, strict=False)
+            if isinstance(x, torch.Tensor)]
+    inputs.clear()
+    return {n for n, _ in refs}, {n for n, r in refs if r.expired()}
 
 
 def _extent_bytes(v, stride, offset):
@@ -503,15 +524,67 @@ def _adjusted_estimate(cap, sched, freeable, graph_outputs):
         # with its last reader of the old value
         infos.append(M.BufferInfo(None, fp_bytes[name], fp_bytes[name], 0, fp_end(name, 0)))
     counts["mutated_input_freed"] = len(cap.freed_inputs)
-    peak, _ = M.peak_memory_from_buf_info_list(infos, len(sched.nodes))
-    # (a) inputs memory.py treats as never freed are left out of its figure;
-    # fuseplan counts them at every step
-    resident = 0
-    for b in g["buffers"]:
-        if b.get("input") and (not b.get("freeable") or b["name"] in fp_out):
-            resident += b["bytes"]
+    cap.timeline = (infos, len(sched.nodes), fp_end)
+    return _timeline_peak(cap, counts), counts
+
+
+def _timeline_peak(cap, counts):
+    """The adjusted estimate of CAP's edited timeline (cap.timeline):
+    memory.py's peak over it plus (a), the inputs memory.py treats as never
+    freed and leaves out of its figure, which fuseplan counts at every
+    step; records their bytes in COUNTS."""
+    from torch._inductor import memory as M
+
+    infos, steps, _ = cap.timeline
+    peak, _ = M.peak_memory_from_buf_info_list(infos, steps)
+    g = cap.graph
+    fp_out = set(g["outputs"])
+    resident = sum(b["bytes"] for b in g["buffers"]
+                   if b.get("input") and (not b.get("freeable") or b["name"] in fp_out))
     counts["resident_input_bytes"] = resident
-    return int(peak) + resident, counts
+    return int(peak) + resident
+
+
+def _inputs_as_freed(cap, measured):
+    """Makes the freeable flag of each read input of CAP's graph that is
+    no output what the compiled graph really does (MEASURED: _freed_inputs'
+    (inputs seen, inputs freed) at the graph's entry; None leaves the
+    names' flags).  memory.py decides by name (`is_nonfreeable_buffers`:
+    primals_*, tangents_*), but a backward's primals_* can be a copy the
+    forward made (a channels-last input or weight) that only the saved
+    tensors hold, and a tangent can be one that only the argument list
+    holds: the compiled graph frees those after their last reader.  The
+    adjusted estimate follows (edit (f)), so that it still equals
+    fuseplan's peak.  Mutated inputs made freeable (d) keep their flag."""
+    if measured is None:
+        return
+    from torch._inductor import memory as M
+
+    seen, freed = measured
+    g = cap.graph
+    infos, _, fp_end = cap.timeline
+    read = {r if isinstance(r, str) else r["buffer"] for nd in g["nodes"] for r in nd["reads"]}
+    skip = set(g["outputs"]) | cap.freed_inputs
+    flips = {True: 0, False: 0}
+    for b in g["buffers"]:
+        name = b["name"]
+        want = name in freed
+        if (not b.get("input") or name not in seen or name not in read or name in skip
+                or bool(b.get("freeable")) == want):
+            continue
+        flips[want] += 1
+        if want:
+            b["freeable"] = True
+            infos.append(M.BufferInfo(None, b["bytes"], b["bytes"], 0, fp_end(name, 0)))
+            continue
+        del b["freeable"]
+        for bi in infos:
+            if isinstance(bi.buffer, M.FreeableInputBuffer) and bi.buffer.get_name() == name:
+                bi.size_alloc = bi.size_free = 0
+    counts = cap.meta["inductor_adjustments"]
+    counts["inputs_freed_measured"], counts["inputs_held_measured"] = flips[True], flips[False]
+    if flips[True] or flips[False]:
+        cap.meta["inductor_peak_adjusted_bytes"] = _timeline_peak(cap, counts)
 
 
 # --------------------------------------------------------------------------
@@ -870,7 +943,7 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
     import torch._inductor.config as ic
 
     state = {"current": None, "captures": [], "label": "step" if whole_step else None,
-             "oracle": oracle_samples, "inplace": inplace_pairs}
+             "oracle": oracle_samples, "inplace": inplace_pairs, "freed": {}}
     if whole_step:
         which = ("step",)
         extra = {**(extra or {}), "whole_step": whole_step}
@@ -895,7 +968,9 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
         base = name if k == 0 else f"{name}{k}"
         ex = {"inductor_cpu_backend": cpu_backend, **(extra or {})}
         g, plan = _finish(cap, base, model_label, batch, torch.__version__, ex)
-        _set_outside(g, live.get(str(state["captures"].index(cap))))
+        idx = str(state["captures"].index(cap))
+        _inputs_as_freed(cap, state["freed"].get(idx))
+        _set_outside(g, live.get(idx))
         if cap.inplace is not None:
             inplace.annotate(g, *cap.inplace[0], cap.inplace[1])
         gp = os.path.join(out, f"{base}.{cap.which}{ext}")

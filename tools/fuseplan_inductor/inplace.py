@@ -195,9 +195,10 @@ def mutation_pairs(graph: dict[str, Any], mutations: dict[str, str],
     graph input whose new version is an output becomes freeable (it dies
     with its last reader of the old value, the mutating node at the
     latest), and an earlier version of it that a later mutation takes over
-    is no longer an output.  MUTATIONS: {new buffer: real name}.  Edits
-    GRAPH and PAIRS in place; returns the names of the inputs made
-    freeable.  A mutation whose node already lists a pair on its old
+    is no longer an output, nor is a mutated buffer that the graph returns
+    by its real name (its new version is).  MUTATIONS: {new buffer: real
+    name}.  Edits GRAPH and PAIRS in place; returns the names of the
+    inputs made freeable.  A mutation whose node already lists a pair on its old
     version is left as it is (the loader's star rule)."""
     bufs = {b["name"]: b for b in graph["buffers"]}
     outs = graph["outputs"]
@@ -213,8 +214,14 @@ def mutation_pairs(graph: dict[str, Any], mutations: dict[str, str],
             if not b.get("freeable"):
                 b["freeable"] = True
                 freed.add(old)
-        elif old in mutations and old in outs and new in outs:
-            outs.remove(old)  # the later version is the state that persists
+        elif old in outs and new in outs:
+            if old in mutations:
+                outs.remove(old)  # the later version is the state that persists
+        elif old in outs:
+            # the graph returns the buffer by its real name, whose storage
+            # holds the new version (an embedding's gradient, zero-filled
+            # and then accumulated into): the old version is no output
+            outs[outs.index(old)] = new
         mine.append([old, new])
     for k in [k for k, v in pairs.items() if not v]:
         del pairs[k]

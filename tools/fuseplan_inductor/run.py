@@ -206,7 +206,11 @@ def _row(args, method, graphs, measured, ref):
         gr = {"graph": g.ex.graph["name"], "predicted_peak_bytes": f["peak_bytes"],
               "predicted_traffic_bytes": f["traffic_bytes"], "planned_kernels": f["kernels"]}
         if method != "eager" and i < len(reports):
-            gr["kernels"] = len(reports[i].emitted or [])
+            r = reports[i]
+            gr["kernels"] = len(r.emitted or [])
+            if r.groups is not None and r.emitted is not None:
+                # groups of the applied plan that code generation split
+                gr["split_groups"] = len(codegen_splits(r.groups, r.emitted))
             if i < len(graph_peaks):
                 gr["measured_peak_bytes"] = graph_peaks[i]
         row["graphs"].append(gr)

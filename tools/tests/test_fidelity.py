@@ -25,6 +25,46 @@ torch.set_num_threads(1)
 BATCH = 4
 
 
+def _really_freed(model, inputs, loss):
+    """Per compiled graph of a real torch.compile step of MODEL, in call
+    order: the names of its inputs whose storage died during its call."""
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+    from torch._inductor.output_code import CompiledFxGraph
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    freed = []
+
+    def inner(gm, example_inputs, **kwargs):
+        out = compile_fx_inner(gm, example_inputs, **kwargs)
+        out.fp_names = [ph.target for ph in gm.graph.find_nodes(op="placeholder")]
+        return out
+
+    orig = CompiledFxGraph.__call__
+
+    def call(self, args):
+        refs = [(n, StorageWeakRef(x.untyped_storage()))
+                for n, x in zip(self.fp_names, args, strict=True)
+                if isinstance(x, torch.Tensor)]
+        out = orig(self, args)
+        freed.append({n for n, r in refs if r.expired()})
+        return out
+
+    model.train()
+    torch._dynamo.reset()
+    f = torch.compile(model, dynamic=False,
+                      backend=lambda gm, ex: compile_fx(gm, ex, inner_compile=inner))
+    CompiledFxGraph.__call__ = call
+    try:
+        # a cached graph would skip INNER
+        with torch._inductor.config.patch(fx_graph_cache=False), \
+                torch._functorch.config.patch(enable_autograd_cache=False):
+            measure.make_step(f, model, inputs, loss)()
+    finally:
+        CompiledFxGraph.__call__ = orig
+        torch._dynamo.reset()
+    return freed
+
+
 class TinyFidelity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -55,6 +95,41 @@ class TinyFidelity(unittest.TestCase):
         torch._dynamo.reset()
         exported = [self.exported[w].graph["meta"]["entry_live_bytes"] for w in ("fwd", "bwd")]
         self.assertEqual(exported, real)
+
+    def test_freeable_inputs_are_those_the_compiled_graph_frees(self):
+        # memory.py keeps primals_* and tangents_* by name; tiny's backward
+        # frees three of them (the channels-last copies of the input and
+        # the conv weight that the forward saves, and the tangent), and the
+        # exporter used to mark them resident.
+        # (The forward's mutated batch-norm statistics are freeable by the
+        # mutation rule, as one storage with their new version: not here.)
+        fwd, bwd = _really_freed(copy.deepcopy(self.model), self.inputs, self.loss)
+        self.assertEqual(fwd, set())
+        g = self.exported["bwd"].graph
+        read = {r if isinstance(r, str) else r["buffer"] for nd in g["nodes"] for r in nd["reads"]}
+        cand = {b["name"]: b.get("freeable", False) for b in g["buffers"]
+                if b.get("input") and b["name"] in read and b["name"] not in g["outputs"]}
+        self.assertEqual({n for n, f in cand.items() if f}, bwd & set(cand))
+        self.assertLessEqual({"primals_1", "primals_3", "tangents_1"}, bwd)
+
+    def test_a_returned_mutated_buffer_is_its_new_version(self):
+        # An embedding's gradient is a zero-filled buffer that the backward
+        # accumulates into (a mutation) and returns by the buffer's real
+        # name.  The old version used to stay an output, so the evaluator
+        # held both versions (gpt2's backward: 154 MB predicted too much).
+        model = torch.nn.Sequential(torch.nn.Embedding(64, 8), torch.nn.Flatten(),
+                                    torch.nn.Linear(32, 3))
+        inputs = (torch.randint(0, 64, (2, 4)),)
+        bwd = next(ex.graph for ex in export_model(
+            model, inputs, lambda y: y.sum(), name="emb", model_label="emb", batch=2,
+            out=self.tmp, ext=".json") if ex.which == "bwd")
+        writer = {w: nd for nd in bwd["nodes"] for w in nd["writes"]}
+        zeros = [(old, new) for nd in bwd["nodes"] for old, new in nd.get("inplace", [])
+                 if old in writer and not writer[old]["reads"]]
+        self.assertEqual(len(zeros), 1, zeros)
+        old, new = zeros[0]
+        self.assertNotIn(old, bwd["outputs"])
+        self.assertIn(new, bwd["outputs"])
 
     def test_inplace_pairs_are_reads_and_writes_of_equal_size(self):
         n = 0
