@@ -768,7 +768,8 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
     gradient}); "sgd" updates PARAMS in place (p -= SGD_LR * gradient, each
     gradient dead after its update, as an optimizer step frees them) and
     returns the loss; the adamw modes run optim.py's AdamW step on state
-    created here (inputs of the graph that it mutates) and return the loss.
+    created here (inputs of the graph that it mutates), after clipping the
+    gradients by their global norm with "-clip", and return the loss.
     Raises ValueError on an unknown MODE."""
     import torch
     from torch.func import functional_call, grad_and_value
@@ -795,6 +796,8 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
             if mode == "grad":
                 return loss, grads
             if opt is not None:
+                if optim.clips(mode):
+                    opt.clip(grads)
                 opt.update(weights, grads)
                 return loss
             for k, p in params.items():
@@ -956,7 +959,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
                     "backward (grad, the default), or + an in-place SGD update (sgd) or AdamW "
-                    "step (adamw[-master][-foreach]: optimizer state as graph inputs)")
+                    "step (adamw[-master][-foreach][-clip]: optimizer state as graph inputs; "
+                    "-clip: gradient clipping by global norm first)")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",
