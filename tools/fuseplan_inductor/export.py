@@ -329,7 +329,9 @@ def _backend_verdict(sched, a, b):
     such pair."""
     backend = sched.get_backend(a.get_device())
     try:
-        if a.get_operation_names() & b.ancestors:
+        # iterate over A's few names, not B's ancestors (an OrderedSet's &
+        # walks its right operand): O(1), not O(graph), per pair
+        if b.ancestors & a.get_operation_names():
             return bool(backend.can_fuse_vertical(a, b))
         return bool(backend.can_fuse_horizontal(a, b) or backend.can_fuse_horizontal(b, a))
     except Exception:  # noqa: BLE001 (a backend that cannot judge the pair: no verdict)
