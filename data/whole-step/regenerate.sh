@@ -9,7 +9,8 @@
 # Usage: PYTHON=/path/to/venv/bin/python data/whole-step/regenerate.sh
 # (a python with the torch of tools/requirements.txt).  Under fake tensors
 # nothing is allocated or executed: about 2.5 minutes and 1 GB of memory
-# per graph on 2 cores.  `regenerate.sh --table-only [DIR]` prints the
+# per graph on 2 cores, 5-7 CPU minutes for the 8B and 13B ones
+# (FP_WS_LARGE=1 adds Llama-3 70B and 405B sized -clip graphs).  `regenerate.sh --table-only [DIR]` prints the
 # table of DIR (default: this directory) without exporting; it needs
 # build/fuseplan (or $FUSEPLAN) for the eager peak and traffic.
 set -eu
@@ -44,6 +45,27 @@ if [ "${1:-}" != --table-only ]; then
   # batch 8: activations (the 256k-vocabulary logits) outweigh the state
   $ex llama-d12-w3072-v256k --whole-step=adamw-master-foreach --batch 8 \
     --name llama-d12-w3072-v256k-b8-adamw
+  # gradient clipping by global norm before the AdamW update
+  # (clip_grad_norm_ in the step, as torchtitan does) at #190804's size
+  $ex llama-d14-w3584-v256k --whole-step=adamw-master-foreach-clip \
+    --name llama-d14-w3584-v256k-adamw-clip
+  # the same at Llama-3 8B's and Llama-2 13B's shapes (full-width heads:
+  # no grouped-query attention), 3k-4.3k nodes: foreach under C++, per
+  # parameter under Triton
+  l3=f14336-v128256
+  $ex llama-d32-w4096-$l3 --whole-step=adamw-master-foreach-clip --name llama3-8b-adamw-clip
+  $ex llama-d32-w4096-$l3 --whole-step=adamw-master-clip --cpu-backend triton \
+    --name llama3-8b-adamw-single-clip-triton
+  $ex llama-d40-w5120-f13824-v32000 --whole-step=adamw-master-clip --cpu-backend triton \
+    --name llama2-13b-adamw-single-clip-triton
+  # FP_WS_LARGE=1: Llama-3 70B and 405B shapes, about 7.5k and 11.5k
+  # nodes; not in this directory yet (README.md, *Export at scale*)
+  if [ "${FP_WS_LARGE:-0}" = 1 ]; then
+    $ex llama-d80-w8192-f28672-v128256 --whole-step=adamw-master-foreach-clip \
+      --name llama3-70b-adamw-clip
+    $ex llama-d126-w16384-f53248-v128256 --whole-step=adamw-master-foreach-clip \
+      --name llama3-405b-adamw-clip
+  fi
 fi
 
 # the README table: one row per graph (sizes in GB = 10^9 bytes)

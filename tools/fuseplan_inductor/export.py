@@ -353,7 +353,9 @@ def _backend_verdict(sched, a, b):
     such pair."""
     backend = sched.get_backend(a.get_device())
     try:
-        if a.get_operation_names() & b.ancestors:
+        # iterate over A's few names, not B's ancestors (an OrderedSet's &
+        # walks its right operand): O(1), not O(graph), per pair
+        if b.ancestors & a.get_operation_names():
             return bool(backend.can_fuse_vertical(a, b))
         return bool(backend.can_fuse_horizontal(a, b) or backend.can_fuse_horizontal(b, a))
     except Exception:  # noqa: BLE001 (a backend that cannot judge the pair: no verdict)
@@ -859,7 +861,8 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
     gradient}); "sgd" updates PARAMS in place (p -= SGD_LR * gradient, each
     gradient dead after its update, as an optimizer step frees them) and
     returns the loss; the adamw modes run optim.py's AdamW step on state
-    created here (inputs of the graph that it mutates) and return the loss.
+    created here (inputs of the graph that it mutates), after clipping the
+    gradients by their global norm with "-clip", and return the loss.
     Raises ValueError on an unknown MODE."""
     import torch
     from torch.func import functional_call, grad_and_value
@@ -886,6 +889,8 @@ def whole_step_fn(model: torch.nn.Module, loss_fn: Callable[[Any], torch.Tensor]
             if mode == "grad":
                 return loss, grads
             if opt is not None:
+                if optim.clips(mode):
+                    opt.clip(grads)
                 opt.update(weights, grads)
                 return loss
             for k, p in params.items():
@@ -1049,7 +1054,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--whole-step", nargs="?", const="grad", choices=sorted(WHOLE_STEP_MODES),
                     help="export the whole training step as one graph, NAME.step: forward + "
                     "backward (grad, the default), or + an in-place SGD update (sgd) or AdamW "
-                    "step (adamw[-master][-foreach]: optimizer state as graph inputs)")
+                    "step (adamw[-master][-foreach][-clip]: optimizer state as graph inputs; "
+                    "-clip: gradient clipping by global norm first)")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                     help="the model's parameters and floating-point inputs (default float32)")
     ap.add_argument("--fake", action="store_true",

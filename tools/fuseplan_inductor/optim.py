@@ -17,6 +17,12 @@ masters to the parameters' dtype, the gradients come back in float32, and
 the moments and the update are float32.  The model's own low-precision
 parameters are then not read by the step (torchtitan has none).
 
+A ``-clip`` mode clips the gradients by their global norm before the
+update, as ``torch.nn.utils.clip_grad_norm_`` does inside a trainer's step
+(torchtitan's default max norm 1.0): one norm per gradient, the norm of
+those norms, and every gradient scaled in place by the clamped
+coefficient, through the foreach ops with a foreach update.
+
 The state is created from the parameters under whatever mode is active,
 so under fake tensors (``--fake``) it has shapes and no storage.
 """
@@ -31,6 +37,8 @@ if TYPE_CHECKING:
 # torchtitan's AdamW defaults (lr 8e-4, betas (0.9, 0.95), eps 1e-8, weight
 # decay 0.1); the values do not change the graph's shape, only its constants
 LR, BETAS, EPS, WEIGHT_DECAY = 8e-4, (0.9, 0.95), 1e-8, 0.1
+# torchtitan's max_norm for gradient clipping (-clip modes)
+MAX_NORM = 1.0
 
 
 class AdamWState:
@@ -61,6 +69,23 @@ class AdamWState:
         """WEIGHTS (from ``weights``) in the dtype of PARAMS: the casts of
         the masters that the forward runs on (the others unchanged)."""
         return {k: w.to(params[k].dtype) if k in self.master else w for k, w in weights.items()}
+
+    def clip(self, grads: dict[str, torch.Tensor]) -> None:
+        """Scales GRADS (name -> gradient) in place so that their global
+        2-norm is at most MAX_NORM, as clip_grad_norm_ does (its foreach
+        form with a foreach update).  Call under torch.no_grad()."""
+        import torch
+
+        gs = list(grads.values())
+        norms = torch._foreach_norm(gs) if self.foreach else [torch.linalg.vector_norm(g)
+                                                              for g in gs]
+        total = torch.linalg.vector_norm(torch.stack([n.float() for n in norms]))
+        coef = torch.clamp(MAX_NORM / (total + 1e-6), max=1.0)
+        if self.foreach:
+            torch._foreach_mul_(gs, coef)
+            return
+        for g in gs:
+            g.mul_(coef.to(g.dtype))
 
     def update(self, weights: dict[str, torch.Tensor], grads: dict[str, torch.Tensor]) -> None:
         """One AdamW step in place on WEIGHTS (from ``weights``) and the
@@ -111,12 +136,21 @@ def _foreach_adamw(ps: list[Any], gs: list[Any], ms: list[Any], vs: list[Any],
 
 
 # --whole-step modes with an AdamW step -> what the step graph holds
-WHOLE_STEP_MODES = {
+_ADAMW_MODES = {
     "adamw": "forward + backward + AdamW update",
     "adamw-foreach": "forward + backward + AdamW update (foreach)",
     "adamw-master": "forward + backward + AdamW update (float32 master weights)",
     "adamw-master-foreach": "forward + backward + AdamW update (float32 master weights, foreach)",
 }
+# each also with "-clip": gradient clipping by global norm before the update
+WHOLE_STEP_MODES = {**_ADAMW_MODES,
+                    **{f"{k}-clip": v.replace("AdamW", "gradient clipping + AdamW")
+                       for k, v in _ADAMW_MODES.items()}}
+
+
+def clips(mode: str) -> bool:
+    """Whether whole-step MODE clips the gradients before the update."""
+    return mode.endswith("-clip")
 
 
 def state_for(mode: str, params: dict[str, torch.Tensor]) -> AdamWState | None:
@@ -124,4 +158,5 @@ def state_for(mode: str, params: dict[str, torch.Tensor]) -> AdamWState | None:
     PARAMS, or None for a mode without AdamW."""
     if mode not in WHOLE_STEP_MODES:
         return None
-    return AdamWState(params, master="master" in mode, foreach=mode.endswith("foreach"))
+    base = mode.removesuffix("-clip")
+    return AdamWState(params, master="master" in base, foreach=base.endswith("foreach"))

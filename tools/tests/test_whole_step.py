@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
+from fuseplan_inductor import optim  # noqa: E402
 from fuseplan_inductor.export import export_model, fake_tensors  # noqa: E402
 from fuseplan_inductor.export import main as export_main  # noqa: E402
 from fuseplan_inductor.files import load  # noqa: E402
@@ -213,6 +214,28 @@ class WholeStep(unittest.TestCase):
         # no bfloat16 weight
         weights = sum(p.numel() for p in build_model(*TINY)[0].parameters())
         self.assertEqual(ins, 12 * weights + 15 * 4 + 2 * TINY[1] * TINY[2] * 8)
+
+    def test_adamw_clip_fake_equals_real(self):
+        # gradient clipping before a per-parameter update: at least one
+        # norm and one scaling node per parameter more than without it
+        g = self._fake_equals_real(mode="adamw-master-clip", dtype=torch.bfloat16)
+        self.assertIn("gradient clipping + AdamW", g["meta"]["source"])
+        plain = _export(os.path.join(self.tmp, "p"), mode="adamw-master", dtype=torch.bfloat16)
+        self.assertGreaterEqual(len(g["nodes"]), len(plain[0].graph["nodes"]) + 15)
+
+    def test_clip_scales_to_max_norm(self):
+        # both forms scale a global norm of 5 down to MAX_NORM, and leave
+        # gradients already under it unchanged
+        for foreach in (False, True):
+            params = {"a": torch.zeros(3), "b": torch.zeros(2, 2)}
+            opt = optim.AdamWState(params, master=False, foreach=foreach)
+            grads = {"a": torch.tensor([3.0, 0.0, 0.0]), "b": torch.tensor([[0.0, 4.0], [0, 0]])}
+            opt.clip(grads)
+            norm = torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads.values()]))
+            self.assertAlmostEqual(norm.item(), optim.MAX_NORM, places=5)
+            small = {"a": torch.full((3,), 0.1)}
+            opt.clip(small)
+            self.assertTrue(torch.equal(small["a"], torch.full((3,), 0.1)))
 
     def test_fake_cli_allocates_nothing_big(self):
         # a step of ~1.2 GB of parameters (d4 w1024 v128k) under --fake: no
