@@ -11,6 +11,9 @@
 #                          AdamW graphs in about 9 minutes; the issue's
 #                          budget per graph is FP_WS_S=300)
 #              FP_WS_JOBS  its --jobs (default 2)
+#              FP_WS_START 1 (default): solve with --start Inductor's plan,
+#                          so that auto's answer is never worse than the
+#                          compiler's; 0: auto alone
 #              FP_WS_DIR   the graphs (default data/whole-step of the source tree)
 #              FP_WS_ONLY  extended regex on graph names (default: the AdamW
 #                          graphs less -single, the C++ twin of
@@ -23,6 +26,7 @@ set -euo pipefail
 bench_init whole-step "$@"
 secs=${FP_WS_S:-60}
 jobs=${FP_WS_JOBS:-2}
+start=${FP_WS_START:-1}
 dir=${FP_WS_DIR:-$srcdir/data/whole-step}
 only=${FP_WS_ONLY:-'adamw(-bf16|-clip|-single-triton)?\.step'}
 tmp=$bench_tmp
@@ -46,7 +50,9 @@ row() {
   "$fp" info --json "$g" >"$tmp/info.json"
   "$fp" eval --json "$g" "${g%.json.gz}.inductor.plan.json.gz" >"$tmp/ind.json"
   t0=$(date +%s.%N)
-  "$fp" solve "$g" --time-limit "$secs" --jobs "$jobs" -q -o "$tmp/p.json"
+  local warm=()
+  [ "$start" = 1 ] && warm=(--start "${g%.json.gz}.inductor.plan.json.gz")
+  "$fp" solve "$g" --time-limit "$secs" --jobs "$jobs" "${warm[@]}" -q -o "$tmp/p.json"
   t1=$(date +%s.%N)
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }')
   "$fp" eval --json "$g" "$tmp/p.json" >"$tmp/fp.json"
@@ -73,12 +79,12 @@ body() {
   # Inductor's peak over the eager peak, and fuseplan's peak and traffic
   # against Inductor's (GB = 10^9 bytes; gap: auto's proven gaps, traffic
   # under the eager peak, then peak at that traffic)
-  awk -v s="$secs" -v j="$jobs" '
+  awk -v s="$secs" -v j="$jobs" -v w="$([ "$start" = 1 ] && echo ' --start INDUCTOR_PLAN')" '
     { n++; over = $4 / $2 - 1; if (over > worst) worst = over
       if (($5 > $3 && $6 >= $4) || ($5 >= $3 && $6 > $4)) dom++
       save = 1 - $6 / $4; if (save > best) { best = save; bn = $1; cost = $5 / $3 - 1 }
       if ($7 * 10 > $8) { m++; r = $8 / $7; if (m == 1 || r < lo) lo = r; if (r > hi) hi = r } }
-    END { printf "`fuseplan solve G --time-limit %s --jobs %s` (auto, peak limit = eager peak; GB = 10^9 B; gaps: traffic under the limit / peak at that traffic). ", s, j
+    END { printf "`fuseplan solve G --time-limit %s --jobs %s%s` (auto, peak limit = eager peak; GB = 10^9 B; gaps: traffic under the limit / peak at that traffic). ", s, j, w
           printf "Inductor above the eager peak by at most %.1f%%; fuseplan dominated by Inductor on %d of %d; ", 100 * worst, dom, n
           if (best > 0) printf "largest peak saving against Inductor %.1f%% (%s, traffic %+.1f%%). ", 100 * best, bn, 100 * cost
           else printf "no peak saving against Inductor. "
@@ -88,4 +94,4 @@ body() {
   bench_headline "Whole-step AdamW graphs: Inductor over the eager peak / fuseplan's peak saving (model)" \
     "$(awk '{ o = $4 / $2 - 1; if (o > w) w = o; s = 1 - $6 / $4; if (s > b) b = s } END { printf "%.1f%% / %.1f%% at most", 100 * w, 100 * b }' "$tmp/figures")"
 }
-bench_main "FP_WS_S=$secs make bench-whole-step" body
+bench_main "FP_WS_S=$secs FP_WS_START=$start make bench-whole-step" body
