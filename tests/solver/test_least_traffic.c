@@ -501,19 +501,33 @@ static bool step_bound_checked(const fp_graph *g, int i) {
   return above;
 }
 
+/* step_bound_checked on 150 graphs of make(r, min_nodes, max): only
+ * graphs with in-place pairs when pairs_only.  Returns on how many the
+ * bound was above the unlimited least traffic. */
+static int32_t step_bound_on_graphs(uint64_t seed,
+                                    fp_graph *(*make)(tu_rng *, int32_t,
+                                                      int32_t),
+                                    int32_t min_nodes, bool pairs_only) {
+  tu_rng r = {seed};
+  int32_t graphs = 0, above_free = 0;
+  for (int i = 0; graphs < 150; i++) {
+    fp_graph *g = make(&r, min_nodes, FP_EXHAUSTIVE_MAX_NODES);
+    if (!pairs_only || fp_graph_inplace_count(g) > 0) {
+      graphs++;
+      above_free += step_bound_checked(g, i);
+    }
+    fp_graph_destroy(g);
+  }
+  return above_free;
+}
+
 /* On 150 random tiny graphs, at every node and weights 1 and 2, the
  * step bound within the eager peak is at most the exhaustive least
  * traffic within it; on some graphs it is above the least traffic of
  * every plan (no limit), which only the limit can explain. */
 START_TEST(step_bound_at_most_the_optimum) {
-  tu_rng r = {20261208};
-  int32_t above_free = 0;
-  for (int i = 0; i < 150; i++) {
-    fp_graph *g = tu_random_graph(&r, 1, FP_EXHAUSTIVE_MAX_NODES);
-    above_free += step_bound_checked(g, i);
-    fp_graph_destroy(g);
-  }
-  ck_assert_int_gt(above_free, 0);
+  ck_assert_int_gt(step_bound_on_graphs(20261208, tu_random_graph, 1, false),
+                   0);
 }
 END_TEST
 
@@ -523,19 +537,7 @@ END_TEST
  * traffic within the eager peak, and above the unlimited least traffic
  * on some graphs (before the credit it said nothing on such graphs). */
 START_TEST(step_bound_with_inplace_pairs) {
-  tu_rng r = {20261209};
-  int32_t graphs = 0, above_free = 0;
-  for (int i = 0; graphs < 150; i++) {
-    fp_graph *g = tu_random_graph(&r, 2, FP_EXHAUSTIVE_MAX_NODES);
-    if (fp_graph_inplace_count(g) == 0) {
-      fp_graph_destroy(g);
-      continue;
-    }
-    graphs++;
-    above_free += step_bound_checked(g, i);
-    fp_graph_destroy(g);
-  }
-  ck_assert_int_gt(above_free, 0);
+  ck_assert_int_gt(step_bound_on_graphs(20261209, tu_random_graph, 2, true), 0);
 }
 END_TEST
 
@@ -544,12 +546,7 @@ END_TEST
  * docs/cost-model.md, "In-place kernels"): the credit still keeps the
  * bound at or below the least traffic within the eager peak. */
 START_TEST(step_bound_with_fused_readers) {
-  tu_rng r = {20261210};
-  for (int i = 0; i < 150; i++) {
-    fp_graph *g = tu_random_update_graph(&r, 2, FP_EXHAUSTIVE_MAX_NODES);
-    step_bound_checked(g, i);
-    fp_graph_destroy(g);
-  }
+  step_bound_on_graphs(20261210, tu_random_update_graph, 2, false);
 }
 END_TEST
 
