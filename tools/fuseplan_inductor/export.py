@@ -149,6 +149,7 @@ def _capturing(state):
             # rules are made first; both leave the nodes as they are
             cap.iter_rewrites = _final_rules(cap)
             _linked_rules(cap, self)
+            _cross_rules(cap, self)
             if state.get("oracle", 0) > 0:
                 cap.oracle_probes = oracle.probe(self, cap.graph, cap.sched_nodes,
                                                  cap.prefusion, _compatible, state["oracle"])
@@ -710,6 +711,27 @@ def _linked_rules(cap, sched):
     cap.meta["linked_pairs"] = len(linked)
     if linked:
         g["linked"] = linked
+        g["version"] = max(3, g.get("version", 1))
+
+
+def _cross_rules(cap, sched):
+    """Lists in CAP's graph the pairs across Inductor's groups that the
+    rules allow and the backend refuses (docs/exporter.md, "Cross-group
+    pairs"): pairs of different native iteration spaces that share no buffer
+    (oracle.cross_pairs).  A pair joined only through a reduction of a
+    rewritten group is linked; the others are unfusible.  meta.cross_unfusible
+    and meta.cross_linked count them."""
+    g = cap.graph
+    known = set((cap.candidate_verdicts or {}).keys())
+    known |= {(p[0], p[1]) for p in g.get("unfusible", []) + g.get("linked", [])}
+    known |= {(v, u) for u, v in known}
+    unf, linked = oracle.cross_pairs(sched, g, _plan_groups(cap), cap.sched_nodes,
+                                     cap.prefusion, _compatible, known, _backend_verdict)
+    cap.meta["cross_unfusible"] = len(unf)
+    cap.meta["cross_linked"] = len(linked)
+    g["unfusible"] = g["unfusible"] + unf
+    if linked:
+        g["linked"] = g.get("linked", []) + linked
         g["version"] = max(3, g.get("version", 1))
 
 

@@ -374,3 +374,74 @@ def summarize(graph: dict[str, Any], probes: list[tuple[list[str], bool]],
         "disagreements": len(bad),
         "refused_groups": bad[:MAX_DISAGREEMENTS_LISTED],
     }
+
+
+def _native_group(snode: Any) -> Any:
+    """A pre-fusion scheduler node's own iteration space as its backend
+    compares it (``group[1]``: loop tuples for C++, (numel, rnumel) for
+    Triton), or None when it has none."""
+    try:
+        return snode.group[1]
+    except (AttributeError, TypeError, IndexError):
+        return None
+
+
+def cross_candidates(graph: dict[str, Any], groups: Sequence[Sequence[str]],
+                     sched_nodes: dict[str, Any], compatible: Callable[[dict, dict], bool],
+                     known: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The pairs (u, v), u first in program order, that GRAPH's rules call
+    compatible although Inductor's own iteration spaces of u and v differ,
+    that no group of Inductor's plan (GROUPS) holds, that are not in KNOWN
+    (pairs already judged: those sharing a buffer or a common neighbour, and
+    the listed ones).  Their verdict is the backend's alone: Inductor's
+    heuristics refuse any pair that shares no buffer."""
+    nodes = [nd for nd in graph["nodes"] if nd["kind"] != "extern"]
+    group_of = {x: i for i, grp in enumerate(groups) for x in grp}
+    space = {nd["name"]: _native_group(sched_nodes[nd["name"]]) for nd in nodes}
+    out = []
+    for i, a in enumerate(nodes):
+        u = a["name"]
+        for b in nodes[i + 1:]:
+            v = b["name"]
+            if space[u] == space[v] or group_of.get(u, -1) == group_of.get(v, -2):
+                continue
+            if (u, v) in known or not compatible(a, b):
+                continue
+            out.append((u, v))
+    return out
+
+
+def cross_pairs(sched: Any, graph: dict[str, Any], groups: Sequence[Sequence[str]],
+                sched_nodes: dict[str, Any], prefusion: dict[str, Any],
+                compatible: Callable[[dict, dict], bool], known: set[tuple[str, str]],
+                verdict: Callable[[Any, Any, Any], bool]) -> tuple[list, list]:
+    """Inductor's verdict on the pairs of cross_candidates, before fusion
+    (PREFUSION): VERDICT(sched, a, b) is the backend's own legality of the
+    two scheduler nodes.  A refused pair whose iteration space the exporter
+    rewrote (``inductor_iter`` or ``inductor_loop``) may still join through
+    a member c of its nodes' groups of Inductor's plan (a reduction whose
+    space covers both); it is linked through every such c for which
+    Inductor fuses {u, v, c}.  Returns (unfusible [[u, v]], linked [[u, v,
+    [c, ...]]])."""
+    byname = {nd["name"]: nd for nd in graph["nodes"]}
+    pos = {nd["name"]: i for i, nd in enumerate(graph["nodes"])}
+    group_of = {x: tuple(grp) for grp in groups for x in grp}
+    cands = cross_candidates(graph, groups, sched_nodes, compatible, known)
+    unf, linked = [], []
+    with _before_fusion(sched, sched_nodes, prefusion):
+        for u, v in cands:
+            if verdict(sched, sched_nodes[u], sched_nodes[v]):
+                continue
+            via = []
+            if any("inductor_iter" in byname[x] or "inductor_loop" in byname[x] for x in (u, v)):
+                pool = [c for c in dict.fromkeys(group_of.get(u, ()) + group_of.get(v, ()))
+                        if c not in (u, v)]
+                for c in pool[:32]:
+                    trio = sorted((u, v, c), key=pos.get)
+                    if inductor_fuses(sched, [sched_nodes[x] for x in trio]):
+                        via.append(c)
+            if via:
+                linked.append([u, v, via])
+            else:
+                unf.append([u, v])
+    return unf, linked

@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+import types
 import unittest
 from unittest import mock
 
@@ -99,6 +100,63 @@ class Oracle(unittest.TestCase):
         self.assertTrue(groups)
         self.assertTrue(all(rules.legal(g) for g in groups), groups)
         self.assertIn(["a", "b", "c"], groups)
+
+    def test_cross_candidates(self):
+        # the pairs asked across Inductor's groups: compatible by the rules,
+        # of different native spaces, in no group of the plan, not judged
+        class Node:
+            def __init__(self, space):
+                self.group = ("cpu", space)
+
+        def node(n, it, kind="pointwise"):
+            return {"name": n, "kind": kind, "iter": it, "reads": [], "writes": [n + ".o"]}
+
+        graph = {"nodes": [node("r", [4, 8], "reduction"), node("p", [32, 1]),
+                           node("q", [32, 1]), node("s", [32, 1]), node("t", [32, 1]),
+                           node("x", [32, 1], "extern")]}
+        sched = {"r": Node((4, 8)), "p": Node((4, 1)), "q": Node((32, 1)),
+                 "s": Node((32, 1)), "t": Node((32, 1)), "x": Node((32, 1))}
+        groups = [["r", "p"], ["q"], ["s"], ["t"], ["x"]]
+        got = oracle.cross_candidates(graph, groups, sched, E._compatible, {("p", "t")})
+        # r, p: one group; q, s, t: one native space; p, t: judged; x: extern
+        self.assertEqual(got, [("r", "q"), ("r", "s"), ("r", "t"), ("p", "q"), ("p", "s")])
+
+    def test_cross_pairs_listed(self):
+        # a refused cross pair is unfusible; with a rewritten node it is
+        # linked through the members of its groups that Inductor fuses it
+        # with, unfusible when there is none; an accepted pair is not listed
+        class Node:
+            def __init__(self, space):
+                self.group = ("cpu", space)
+
+        def node(n, it, kind="pointwise", native=None):
+            nd = {"name": n, "kind": kind, "iter": it, "reads": [], "writes": [n + ".o"]}
+            if native:
+                nd["inductor_iter"] = native
+            return nd
+
+        graph = {"nodes": [node("r", [4, 8], "reduction"), node("p", [32, 1], native=[4, 1]),
+                           node("q", [32, 1]), node("s", [32, 1]), node("t", [32, 1])]}
+        sched = types.SimpleNamespace(name_to_fused_node={}, _fusion_memory_state=None)
+        snodes = {"r": Node((4, 8)), "p": Node((4, 1)), "q": Node((32, 1)),
+                  "s": Node((32, 1)), "t": Node((32, 2))}
+        groups = [["r", "p"], ["q"], ["s"], ["t"]]
+        refused = {("p", "q"), ("p", "s"), ("r", "t")}
+
+        def verdict(_, a, b):
+            return (names[a], names[b]) not in refused
+
+        def fuses(_, nodes):
+            return tuple(names[n] for n in nodes) == ("r", "p", "q")
+
+        names = {v: k for k, v in snodes.items()}
+        with mock.patch.object(oracle, "inductor_fuses", fuses):
+            unf, linked = oracle.cross_pairs(sched, graph, groups, snodes,
+                                             {"loops": [], "fused": {}}, E._compatible, set(),
+                                             verdict)
+        self.assertEqual(linked, [["p", "q", ["r"]]])
+        self.assertEqual(unf, [["r", "t"], ["p", "s"]])
+        self.assertEqual(sched.name_to_fused_node, {})
 
     def test_two_hop_triples_found(self):
         full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
