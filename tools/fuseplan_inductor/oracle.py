@@ -334,8 +334,9 @@ def linked_pairs(sched: Any, groups: Sequence[Sequence[str]], sched_nodes: dict[
     """The linked pairs of Inductor's plan (GROUPS, lists of node names):
     the pairs (u, v) of one group of 3 or more nodes that Inductor does
     not fuse alone, each with its linkers, the other members c of the
-    group such that Inductor fuses {u, v, c} (every other member when no
-    single one does, so that Inductor's plan stays legal).  A pair is
+    group such that Inductor fuses {u, v, c}.  When no single one does,
+    the pair gets one entry [u, v, [c]] for each member c it needs
+    (_linker_set), so that a group holds all of them.  A pair is
     asked with inductor_fuses, before fusion (PREFUSION), unless the
     exporter's pair verdicts (VERDICTS, keyed (u, v) in program order POS)
     already said yes.  Returns [[u, v, [c, ...]]], u before v."""
@@ -355,8 +356,31 @@ def linked_pairs(sched: Any, groups: Sequence[Sequence[str]], sched_nodes: dict[
                         continue
                     rest = [c for c in members if c not in (u, v)]
                     via = [c for c in rest if fuses((u, v, c))]
-                    out.append([u, v, via or rest])
+                    if via:
+                        out.append([u, v, via])
+                    else:
+                        # no single linker: u and v need several members at
+                        # once, one entry per member (each entry is a rule)
+                        out.extend([u, v, [c]] for c in _linker_set(fuses, u, v, rest))
     return out
+
+
+MAX_LINKER_SEARCH = 8  # members beyond which _linker_set asks no pairs
+
+
+def _linker_set(fuses: Callable[[Sequence[str]], bool], u: str, v: str,
+                rest: list[str]) -> list[str]:
+    """The members that u and v of one of Inductor's groups need together
+    when no single one links them (FUSES(names): Inductor merges them):
+    the first two members of REST, in order, with which Inductor merges
+    {u, v}, else all of REST (the whole group, which Inductor builds).
+    Pairs are asked only when REST has at most MAX_LINKER_SEARCH members."""
+    if len(rest) <= MAX_LINKER_SEARCH:
+        for i, c in enumerate(rest):
+            for d in rest[i + 1:]:
+                if fuses((u, v, c, d)):
+                    return [c, d]
+    return list(rest)
 
 
 def summarize(graph: dict[str, Any], probes: list[tuple[list[str], bool]],
@@ -379,11 +403,22 @@ def summarize(graph: dict[str, Any], probes: list[tuple[list[str], bool]],
 def _native_group(snode: Any) -> Any:
     """A pre-fusion scheduler node's own iteration space as its backend
     compares it (``group[1]``: loop tuples for C++, (numel, rnumel) for
-    Triton), or None when it has none."""
+    Triton), or None when it has none.  A Triton node tiled in more than
+    two dimensions adds its tiling: two such nodes of equal (numel,
+    rnumel) and other tilings are no kernel (tiling_prevents_pointwise_fusion)."""
     try:
-        return snode.group[1]
+        space = snode.group[1]
     except (AttributeError, TypeError, IndexError):
         return None
+    if not space or isinstance(space[0], (tuple, list)) or not hasattr(snode, "get_tiling"):
+        return space  # C++ loop tuples, or no Triton group
+    try:
+        tiling = snode.get_tiling(*space)
+    except Exception:  # noqa: BLE001 (no tiling for this node: its space alone)
+        return space
+    if len(tiling) <= 2:
+        return space
+    return (space, tuple(sorted((str(k), str(v)) for k, v in tiling.items())))
 
 
 def cross_candidates(graph: dict[str, Any], groups: Sequence[Sequence[str]],

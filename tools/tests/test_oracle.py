@@ -101,6 +101,21 @@ class Oracle(unittest.TestCase):
         self.assertTrue(all(rules.legal(g) for g in groups), groups)
         self.assertIn(["a", "b", "c"], groups)
 
+    def test_linker_set(self):
+        # a pair that no single member links needs the first two members
+        # that link it together, else all of them (one rule each)
+        def fuses(names):
+            return {"c", "e"} <= set(names) or {"d", "e"} <= set(names)
+
+        self.assertEqual(oracle._linker_set(fuses, "u", "v", ["c", "d", "e"]), ["c", "e"])
+        self.assertEqual(oracle._linker_set(lambda n: False, "u", "v", ["c", "d"]), ["c", "d"])
+        many = [f"m{i}" for i in range(oracle.MAX_LINKER_SEARCH + 1)]
+        self.assertEqual(oracle._linker_set(fuses, "u", "v", many), many)
+        rules = oracle.Rules({"nodes": [], "linked": [["u", "v", ["c"]], ["u", "v", ["e"]]]},
+                             lambda p, q: True, set())
+        self.assertFalse(rules.linked_ok(["u", "v", "c"]))
+        self.assertTrue(rules.linked_ok(["u", "v", "c", "e"]))
+
     def test_cross_candidates(self):
         # the pairs asked across Inductor's groups: compatible by the rules,
         # of different native spaces, in no group of the plan, not judged
