@@ -769,6 +769,46 @@ START_TEST(random_linked_agree) {
 }
 END_TEST
 
+/* g (destroyed) with one compatible pair listed twice, each entry with a
+ * linker of its own, so that the pair shares a group only with both: the
+ * exporter's pairs that no single member of Inductor's group links
+ * (docs/exporter.md, "Linked pairs"); g itself when no pair has two
+ * linkers compatible with it. */
+static fp_graph *add_linked_twice(fp_graph *g, tu_rng *r) {
+  int32_t n = fp_graph_node_count(g), c[TU_RANDOM_MAX_NODES];
+  for (int32_t t = 0; t < 32; t++) {
+    int32_t u = (int32_t)tu_below(r, (uint32_t)n);
+    int32_t v = (int32_t)tu_below(r, (uint32_t)n), k = 0;
+    if (u == v || !fp_graph_compatible(g, u, v))
+      continue;
+    for (int32_t x = 0; x < n && x < TU_RANDOM_MAX_NODES; x++)
+      if (x != u && x != v && fp_graph_compatible(g, x, u) &&
+          fp_graph_compatible(g, x, v))
+        c[k++] = x;
+    if (k < 2)
+      continue;
+    int32_t a = (int32_t)tu_below(r, (uint32_t)k);
+    int32_t b = (a + 1 + (int32_t)tu_below(r, (uint32_t)k - 1)) % k;
+    fp_graph *o = fp_graph_copy_open(g, NULL);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(fp_graph_add_linked(o, u, v, 1, &c[a], NULL), FP_OK);
+    ck_assert_int_eq(fp_graph_add_linked(o, u, v, 1, &c[b], NULL), FP_OK);
+    ck_assert_int_eq(fp_graph_finalize(o, NULL), FP_OK);
+    fp_graph_destroy(g);
+    return o;
+  }
+  return g;
+}
+
+/* Random graphs with a pair that needs two linkers at once (one linked
+ * entry per linker): every method keeps both entries. */
+START_TEST(random_linked_twice_agree) {
+  tu_rng r = {(uint64_t)_i * 7919u + 29};
+  fp_graph *g = tu_add_linked(tu_random_deep_graph(&r, 3, 7), &r);
+  random_agrees(add_linked_twice(g, &r), &r, "linked twice", _i);
+}
+END_TEST
+
 /* The same on optimizer-update graphs, whose in-place pairs often apply
  * with a reader of the taken-over buffer in the taker's group
  * (docs/cost-model.md, "In-place kernels"); and both peak bounds stay at
@@ -816,6 +856,7 @@ static Suite *exhaustive_suite(void) {
   tcase_add_loop_test(prop, random_nothing_beats_it, 0, 150);
   tcase_add_loop_test(prop, random_loops_agree, 0, 100);
   tcase_add_loop_test(prop, random_linked_agree, 0, 150);
+  tcase_add_loop_test(prop, random_linked_twice_agree, 0, 150);
   tcase_add_loop_test(prop, random_updates_agree, 0, 150);
   suite_add_tcase(s, prop);
   return s;
