@@ -74,4 +74,14 @@ int gdag_postorder(int32_t n, const int32_t *roots, const int32_t *off,
 fp_status inductor_reorder(const fp_graph *g, const fp_plan *p, fp_plan *out,
                            fp_order *chosen, fp_error *err);
 
+/* inductor_reorder for a plan whose groups are the kernels code
+ * generation emits: kernel t of p belongs to scheduler group sched[t]
+ * (0 <= sched[t] < n_ids), Inductor orders the scheduler groups, each
+ * all the members of its kernels, and each one's kernels follow in their
+ * order in p.  Rewrites p's groups in place.  Fails with FP_ENOMEM.
+ * (inductor_order.c) */
+fp_status inductor_reorder_parts(const fp_graph *g, fp_plan *p,
+                                 const int32_t *sched, int32_t n_ids,
+                                 fp_order *chosen, fp_error *err);
+
 #endif /* FP_ORDER_INTERNAL_H */

@@ -299,9 +299,9 @@ START_TEST(peak_tracker_matches_evaluator) {
     if (x == y || !fuser_legal(&F, x, y) || fuser_creates_cycle(&F, x, y))
       continue;
     uint64_t predicted = peak_tracker_try(P, x, y);
-    fuser_merge(&F, x, y);
+    fuser_merge(&F, x, y, 0);
     peak_tracker_commit(P);
-    ck_assert_int_eq(fuser_plan(&F, p, NULL), FP_OK);
+    ck_assert_int_eq(fuser_plan(&F, p, NULL, NULL), FP_OK);
     ck_assert_int_eq(fp_plan_eval_k(g, p, 8, &m, NULL, NULL), FP_OK);
     ck_assert_uint_eq(predicted, m.peak_bytes);
     ck_assert_uint_eq(peak_tracker_peak(P), m.peak_bytes);
