@@ -172,6 +172,49 @@ static void visit_shared(fuser *F, int32_t b, int how, pair_info *pi,
   pi->shared += fp_graph_buffer(F->g, b)->bytes;
 }
 
+/* The loops of group g's first or last part as Inductor compares them:
+ * a fused part takes its first reduction member's loops, else its first
+ * member's (FusedSchedulerNode.group); *red says whether it holds a
+ * reduction. */
+static const fp_loop *part_loop(const fuser *F, int32_t g, bool last,
+                                bool *red) {
+  int32_t p = F->part[last ? F->tail[g] : F->head[g]];
+  const fp_loop *first = NULL;
+  *red = false;
+  for (int32_t v = F->head[g]; v >= 0; v = F->next[v]) {
+    const fp_node *nd = fp_graph_node(F->g, v);
+    if (F->part[v] != p)
+      continue;
+    if (nd->kind == FP_KIND_REDUCTION) {
+      *red = true;
+      return &nd->loop;
+    }
+    first = first ? first : &nd->loop;
+  }
+  return first;
+}
+
+static uint64_t dims_product(const uint64_t *d, int n) {
+  uint64_t p = 1;
+  for (int i = 0; i < n; i++)
+    p *= d[i];
+  return p;
+}
+
+/* Whether Inductor's C++ scheduling would fuse x (producer, no reduction
+ * in its part) and y as one loop nest (_why_fuse_nodes): equal loops, x
+ * over y's input space, or two pointwise loops of equal size one of them
+ * one-dimensional.  Such a pair is never outer-loop fused. */
+static bool one_nest(const fp_loop *x, const fp_loop *y) {
+  if (fp_loop_equal(x, y))
+    return true;
+  if (x->rn == 0 && x->n == y->n + y->rn &&
+      memcmp(x->size, y->size, (size_t)x->n * sizeof *x->size) == 0)
+    return true;
+  return x->rn == 0 && y->rn == 0 && (x->n <= 1 || y->n <= 1) &&
+         dims_product(x->size, x->n) == dims_product(y->size, y->n);
+}
+
 /* Inductor's memory score (bytes of buffers both groups touch), whether
  * the pair is vertical, and its proximity in the listed order. */
 void fuser_score(fuser *F, int32_t a, int32_t b, pair_info *pi) {
@@ -186,8 +229,14 @@ void fuser_score(fuser *F, int32_t a, int32_t b, pair_info *pi) {
     for (int32_t i = 0; i < nd->n_writes; i++)
       visit_shared(F, nd->writes[i], 2, pi, &dir);
   }
-  pi->reduction_producer = ((dir & 1) && (F->flags[a] & GF_REDUCTION)) ||
-                           ((dir & 2) && (F->flags[b] & GF_REDUCTION));
+  pi->one_nest = true;
+  if (F->cpp && pi->vertical) { /* can_fuse_vertical without outer loops */
+    int32_t p = dir & 1 ? a : b, c = dir & 1 ? b : a;
+    bool red1, red2;
+    const fp_loop *x = part_loop(F, p, true, &red1);
+    const fp_loop *y = part_loop(F, c, false, &red2);
+    pi->one_nest = !red1 && x && y && one_nest(x, y);
+  }
   int32_t d1 = F->minidx[a] - F->maxidx[b], d2 = F->minidx[b] - F->maxidx[a];
   d1 = d1 < 0 ? -d1 : d1;
   d2 = d2 < 0 ? -d2 : d2;
@@ -218,14 +267,16 @@ bool fuser_legal(fuser *F, int32_t a, int32_t b) {
   return fp_graph_linked_broken(F->g, F->tmp, m) < 0;
 }
 
-/* The pair rules beyond legality: enough shared bytes; horizontal pairs
- * only when allowed and not too far apart (are_long_distant_nodes). */
+/* The pair rules beyond legality: enough shared bytes; vertical pairs of
+ * one loop nest (pi->one_nest); horizontal pairs only when allowed and
+ * not too far apart (are_long_distant_nodes). */
 bool fuser_acceptable(const fuser *F, const fp_fusion_params *prm,
                       const pair_info *pi) {
+  (void)F;
   if (pi->shared < prm->min_shared)
     return false;
   if (pi->vertical)
-    return !(F->cpp && pi->reduction_producer);
+    return pi->one_nest;
   return prm->method != FP_METHOD_GREEDY_LOWMEM &&
          pi->proximity <= prm->max_distance;
 }
@@ -323,49 +374,6 @@ void fuser_set_cpp(fuser *F) {
       return;
     F->cpp = F->cpp || nd->kind != FP_KIND_EXTERN;
   }
-}
-
-/* The loops of group g's first or last part as Inductor compares them:
- * a fused part takes its first reduction member's loops, else its first
- * member's (FusedSchedulerNode.group); *red says whether it holds a
- * reduction. */
-static const fp_loop *part_loop(const fuser *F, int32_t g, bool last,
-                                bool *red) {
-  int32_t p = F->part[last ? F->tail[g] : F->head[g]];
-  const fp_loop *first = NULL;
-  *red = false;
-  for (int32_t v = F->head[g]; v >= 0; v = F->next[v]) {
-    const fp_node *nd = fp_graph_node(F->g, v);
-    if (F->part[v] != p)
-      continue;
-    if (nd->kind == FP_KIND_REDUCTION) {
-      *red = true;
-      return &nd->loop;
-    }
-    first = first ? first : &nd->loop;
-  }
-  return first;
-}
-
-static uint64_t dims_product(const uint64_t *d, int n) {
-  uint64_t p = 1;
-  for (int i = 0; i < n; i++)
-    p *= d[i];
-  return p;
-}
-
-/* Whether Inductor's C++ scheduling would fuse x (producer, no reduction
- * in its part) and y as one loop nest (_why_fuse_nodes): equal loops, x
- * over y's input space, or two pointwise loops of equal size one of them
- * one-dimensional.  Such a pair is never outer-loop fused. */
-static bool one_nest(const fp_loop *x, const fp_loop *y) {
-  if (fp_loop_equal(x, y))
-    return true;
-  if (x->rn == 0 && x->n == y->n + y->rn &&
-      memcmp(x->size, y->size, (size_t)x->n * sizeof *x->size) == 0)
-    return true;
-  return x->rn == 0 && y->rn == 0 && (x->n <= 1 || y->n <= 1) &&
-         dims_product(x->size, x->n) == dims_product(y->size, y->n);
 }
 
 /* Whether one of nodes u, v reads a buffer the other writes. */

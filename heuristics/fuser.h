@@ -49,11 +49,13 @@ typedef struct fuser {
 typedef struct pair_info {
   uint64_t shared; /* bytes of buffers both groups touch */
   int32_t proximity;
-  bool vertical;           /* one group reads what the other writes */
-  bool same_kind;          /* both or neither hold a reduction */
-  bool reduction_producer; /* vertical, and the group written to holds a
-                              reduction */
-  bool scored;             /* filled by fuser_score (fusion.c's mark) */
+  bool vertical;  /* one group reads what the other writes */
+  bool same_kind; /* both or neither hold a reduction */
+  bool one_nest;  /* false with the C++ rules when the pair is vertical
+                     and Inductor fuses it only by outer-loop fusion: the
+                     producer holds a reduction, or the loops share only
+                     a prefix (_why_fuse_nodes finds no reason) */
+  bool scored;    /* filled by fuser_score (fusion.c's mark) */
 } pair_info;
 
 /* Sets up singleton groups in listed order.  -1 when out of memory (call
@@ -78,8 +80,8 @@ void fuser_score(fuser *F, int32_t a, int32_t b, pair_info *pi);
 
 /* Whether a scored pair passes the method's rules beyond legality
  * (enough shared bytes; horizontal pairs only where allowed and near;
- * with the C++ rules, no vertical pair whose producer holds a reduction:
- * that one is outer-loop fusion, fuser_outer_depth). */
+ * with the C++ rules, no vertical pair that is not one_nest: that one is
+ * outer-loop fusion, fuser_outer_depth). */
 bool fuser_acceptable(const fuser *F, const fp_fusion_params *prm,
                       const pair_info *pi);
 

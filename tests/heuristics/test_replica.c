@@ -5,7 +5,8 @@
  * follow: the FusionScore order (the 16x memory rule, then same kind),
  * topological_sort_schedule's baseline and its win on ties, and the
  * MultiOutput nodes of a multi-result kernel that steer
- * topological_sort_dfs.
+ * topological_sort_dfs, the C++ scheduling's outer-loop fusion with code
+ * generation's splits, and the reorder of the split scheduler groups.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,100 @@ START_TEST(multi_output_nodes_steer_dfs) {
 }
 END_TEST
 
+/* A layer norm as Inductor's C++ scheduling sees it (deit's op35-op39):
+ * r1 (8) x (32) sums x, p1 (8) makes the mean, r2 (8) x (32) the
+ * variance, p2 (8, 32) normalizes.  A reduction's consumer joins it only
+ * by outer-loop fusion (depth 1, the rows), so the scheduler makes one
+ * group of all four, each its own loop nest.  Code generation cannot
+ * merge the loops of p1 (vectorized along its only loop) with the
+ * reductions', and emits the parts, which the exporter says by listing
+ * r1-p1 and p1-r2 unfusible.  Greedy, which used to fuse r2 with p2 (a
+ * pointwise node over the reduction's input space), must give the four
+ * kernels. */
+static const char layernorm_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'layernorm',"
+    " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
+    "  {'name': 'm', 'bytes': 32}, {'name': 'a', 'bytes': 32},"
+    "  {'name': 'v', 'bytes': 32}, {'name': 'y', 'bytes': 1024}],"
+    " 'nodes': ["
+    "  {'name': 'r1', 'kind': 'reduction', 'iter': [8, 32],"
+    "   'loop': [[8], [32]], 'reads': ['x'], 'writes': ['m']},"
+    "  {'name': 'p1', 'kind': 'pointwise', 'iter': [8, 1],"
+    "   'loop': [[8], []], 'reads': ['m'], 'writes': ['a']},"
+    "  {'name': 'r2', 'kind': 'reduction', 'iter': [8, 32],"
+    "   'loop': [[8], [32]], 'reads': ['x', 'a'], 'writes': ['v']},"
+    "  {'name': 'p2', 'kind': 'pointwise', 'iter': [256, 1],"
+    "   'loop': [[8, 32], []], 'reads': ['x', 'a', 'v'], 'writes': ['y']}],"
+    " 'outputs': ['y']%s}";
+
+START_TEST(outer_loop_group_split_as_code_generation) {
+  char json[sizeof layernorm_json + 64], text[64];
+  snprintf(json, sizeof json, layernorm_json,
+           ", 'unfusible': [['r1', 'p1'], ['p1', 'r2']]");
+  fp_graph *g = tu_graph(json);
+  fp_plan *p = greedy(g);
+  plan_text(g, p, text, sizeof text);
+  ck_assert_str_eq(text, "r1 | p1 | r2 | p2");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+  /* r1 and p1 alone: their outer-loop group is one kernel */
+  g = tu_graph("{'format': 'fuseplan.graph', 'version': 3, 'name': 'sum',"
+               " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
+               "  {'name': 'm', 'bytes': 32}, {'name': 'a', 'bytes': 32}],"
+               " 'nodes': ["
+               "  {'name': 'r1', 'kind': 'reduction', 'iter': [8, 32],"
+               "   'loop': [[8], [32]], 'reads': ['x'], 'writes': ['m']},"
+               "  {'name': 'p1', 'kind': 'pointwise', 'iter': [8, 1],"
+               "   'loop': [[8], []], 'reads': ['m'], 'writes': ['a']}],"
+               " 'outputs': ['a']}");
+  p = greedy(g);
+  plan_text(g, p, text, sizeof text);
+  ck_assert_str_eq(text, "r1 p1");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Batch-norm statistics (mobilenetv3's op3-op6, op348-op352): r1, r2 sum
+ * x's rows; pa (8) uses r2's result, pb (8) updates the running mean w
+ * from r1's (listed last, as Inductor lowers it); n normalizes x in
+ * another loop order, so it joins neither reduction.  The scheduler
+ * group {r1 r2 | pa | pb} is split into three kernels (the exporter's
+ * unfusible pairs), but Inductor's reorder ran on the group: pb right
+ * after pa, before n.  Ordered kernel by kernel, the baseline (n before
+ * pb, by smallest member) has the lower estimate. */
+static const char batchnorm_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'batchnorm',"
+    " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
+    "  {'name': 'primals_4', 'bytes': 32, 'input': true},"
+    "  {'name': 'm1', 'bytes': 32}, {'name': 'm2', 'bytes': 32},"
+    "  {'name': 'a', 'bytes': 32}, {'name': 'y', 'bytes': 1024},"
+    "  {'name': 's', 'bytes': 32}],"
+    " 'nodes': ["
+    "  {'name': 'r1', 'kind': 'reduction', 'iter': [8, 32],"
+    "   'loop': [[8], [32]], 'reads': ['x'], 'writes': ['m1']},"
+    "  {'name': 'r2', 'kind': 'reduction', 'iter': [8, 32],"
+    "   'loop': [[8], [32]], 'reads': ['x'], 'writes': ['m2']},"
+    "  {'name': 'pa', 'kind': 'pointwise', 'iter': [8, 1],"
+    "   'loop': [[8], []], 'reads': ['m2'], 'writes': ['a']},"
+    "  {'name': 'n', 'kind': 'pointwise', 'iter': [256, 1],"
+    "   'loop': [[32, 8], []], 'reads': ['x', 'm1', 'a'], 'writes': ['y']},"
+    "  {'name': 'pb', 'kind': 'pointwise', 'iter': [8, 1],"
+    "   'loop': [[8], []], 'reads': ['m1', 'primals_4'], 'writes': ['s']}],"
+    " 'outputs': ['y', 's'],"
+    " 'unfusible': [['r1', 'pa'], ['r2', 'pa'], ['r1', 'pb'], ['r2', 'pb']]}";
+
+START_TEST(split_group_ordered_as_one) {
+  fp_graph *g = tu_graph(batchnorm_json);
+  fp_plan *p = greedy(g);
+  char text[64];
+  plan_text(g, p, text, sizeof text);
+  ck_assert_str_eq(text, "r1 r2 | pa | pb | n");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* On every generated graph, `inductor` keeps the grouping and gives a
  * legal order (the plan is checked), whatever order it starts from. */
 START_TEST(inductor_order_is_legal_and_stable) {
@@ -182,6 +277,8 @@ static Suite *replica_suite(void) {
   tcase_add_test(tc, fusion_score_sixteen_times_rule);
   tcase_add_test(tc, baseline_is_topological_sort_schedule);
   tcase_add_test(tc, multi_output_nodes_steer_dfs);
+  tcase_add_test(tc, outer_loop_group_split_as_code_generation);
+  tcase_add_test(tc, split_group_ordered_as_one);
   suite_add_tcase(s, tc);
   TCase *gen = tcase_create("generated");
   tcase_add_loop_test(gen, inductor_order_is_legal_and_stable, 0, 8);
