@@ -6,7 +6,8 @@
  * topological_sort_schedule's baseline and its win on ties, and the
  * MultiOutput nodes of a multi-result kernel that steer
  * topological_sort_dfs, the C++ scheduling's outer-loop fusion with code
- * generation's splits, and the reorder of the split scheduler groups.
+ * generation's splits, the reorder of the split scheduler groups, and
+ * memory.py's sizes of inputs and mutations.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,40 @@ START_TEST(split_group_ordered_as_one) {
 }
 END_TEST
 
+/* n2 updates primals_1, a running statistic, in place: the exporter
+ * writes the mutation as a new version b2 that is an output and makes
+ * primals_1 freeable (docs/exporter.md, "Mutations").  memory.py never
+ * frees an input named primals_* and gives a mutation's new version no
+ * bytes, so n2 frees and allocates nothing: every order peaks at b0 + b1
+ * (16000) and the baseline, n0 n1 n2, wins the tie.  Counted with the
+ * exported sizes, running n2 first would free primals_1's 10000 bytes
+ * before b0 and b1, a lower estimate. */
+static const char mutation_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'mutation',"
+    " 'buffers': [{'name': 'x', 'bytes': 400, 'input': true},"
+    "  {'name': 'primals_1', 'bytes': 10000, 'input': true,"
+    "   'freeable': true},"
+    "  {'name': 'b0', 'bytes': 8000}, {'name': 'b1', 'bytes': 8000},"
+    "  {'name': 'b2', 'bytes': 10000}],"
+    " 'nodes': ["
+    "  {'name': 'n0', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['x'],"
+    "   'writes': ['b0']},"
+    "  {'name': 'n1', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['b0'],"
+    "   'writes': ['b1']},"
+    "  {'name': 'n2', 'kind': 'pointwise', 'iter': [25, 1],"
+    "   'reads': ['primals_1'], 'writes': ['b2'],"
+    "   'inplace': [['primals_1', 'b2']]}],"
+    " 'outputs': ['b0', 'b1', 'b2']}";
+
+START_TEST(mutation_sized_as_memory_py) {
+  fp_graph *g = tu_graph(mutation_json);
+  char text[64];
+  reordered(g, "n2 | n0 | n1", FP_ORDER_INDUCTOR, text, sizeof text);
+  ck_assert_str_eq(text, "n0 | n1 | n2");
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* On every generated graph, `inductor` keeps the grouping and gives a
  * legal order (the plan is checked), whatever order it starts from. */
 START_TEST(inductor_order_is_legal_and_stable) {
@@ -279,6 +314,7 @@ static Suite *replica_suite(void) {
   tcase_add_test(tc, multi_output_nodes_steer_dfs);
   tcase_add_test(tc, outer_loop_group_split_as_code_generation);
   tcase_add_test(tc, split_group_ordered_as_one);
+  tcase_add_test(tc, mutation_sized_as_memory_py);
   suite_add_tcase(s, tc);
   TCase *gen = tcase_create("generated");
   tcase_add_loop_test(gen, inductor_order_is_legal_and_stable, 0, 8);
