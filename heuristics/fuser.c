@@ -376,40 +376,48 @@ void fuser_set_cpp(fuser *F) {
   }
 }
 
-/* Whether one of nodes u, v reads a buffer the other writes. */
+/* Whether node v reads a buffer node u writes. */
 static bool reads_from(const fp_graph *g, int32_t u, int32_t v) {
-  for (int k = 0; k < 2; k++, u ^= v, v ^= u, u ^= v) {
-    const fp_node *nd = fp_graph_node(g, v);
-    for (int32_t i = 0; i < nd->n_reads; i++)
-      if (fp_graph_buffer(g, nd->reads[i].buffer)->writer == u)
-        return true;
-  }
+  const fp_node *nd = fp_graph_node(g, v);
+  for (int32_t i = 0; i < nd->n_reads; i++)
+    if (fp_graph_buffer(g, nd->reads[i].buffer)->writer == u)
+      return true;
   return false;
 }
 
-/* Whether the shorter of two loop nests, its sizes then its reduction
- * sizes, is a prefix of the other's: data passed from one to the other
- * is then indexed by the shared outer loops (a reduction's result read
- * along them, or broadcast over the inner ones). */
-static bool nest_prefix(const fp_loop *x, const fp_loop *y) {
-  int n = x->n + x->rn < y->n + y->rn ? x->n + x->rn : y->n + y->rn;
-  return memcmp(x->size, y->size, (size_t)n * sizeof *x->size) == 0;
+/* Whether producer p's results, indexed by its loop sizes (a reduction's
+ * without its reduction sizes), can be read along consumer c's loop
+ * nest, its sizes then reduction sizes: one is a prefix of the other (a
+ * reduction's result read along the shared outer loops, or broadcast
+ * over the inner ones), and neither is a pointwise node over the other's
+ * whole input space in another loop order (resnet50.bwd's (64) x (64,
+ * 12544) and (64, 12544, 64): the 64s are other dimensions). */
+static bool indexed_alike(const fp_node *p, const fp_node *c) {
+  int n =
+      p->loop.n < c->loop.n + c->loop.rn ? p->loop.n : c->loop.n + c->loop.rn;
+  if (memcmp(p->loop.size, c->loop.size, (size_t)n * sizeof *p->loop.size))
+    return false;
+  const fp_node *x = p->kind == FP_KIND_POINTWISE ? p : c, *y = x == p ? c : p;
+  return !(x->kind == FP_KIND_POINTWISE && y->kind == FP_KIND_REDUCTION &&
+           x->numel == y->numel * y->rnumel &&
+           !(x->loop.n == y->loop.n + y->loop.rn &&
+             memcmp(x->loop.size, y->loop.size,
+                    (size_t)x->loop.n * sizeof *x->loop.size) == 0));
 }
 
 /* Whether u, v of two groups joined by outer-loop fusion may be in it.
- * Each keeps its own loop nest, so a pair the sizes or loop rule refuses
- * may, unless one reads the other and neither nest is a prefix of the
- * other (a shared prefix by a coincidence of sizes: Inductor's memory
- * dependencies do not match).  A pair listed unfusible may when it is
- * independent or only a shared loop prefix joins it (the exporter lists
- * those where code generation split Inductor's group,
- * docs/exporter.md); another, which Inductor's scheduler refuses, may
- * not. */
+ * Each keeps its own loop nest, so an independent pair may, and so may a
+ * pair the sizes or loop rule refuses where one reads the other
+ * indexed_alike.  A pair listed unfusible may when it is independent or
+ * only a shared loop prefix joins it (the exporter lists those where code
+ * generation split Inductor's group, docs/exporter.md); another, which
+ * Inductor's scheduler refuses, may not. */
 static bool outer_pair_ok(const fp_graph *g, int32_t u, int32_t v) {
   const fp_node *x = fp_graph_node(g, u), *y = fp_graph_node(g, v);
-  if (!reads_from(g, u, v))
+  bool uv = reads_from(g, u, v), vu = !uv && reads_from(g, v, u);
+  if (!uv && !vu)
     return true;
-  if (!nest_prefix(&x->loop, &y->loop))
+  if (!indexed_alike(uv ? x : y, uv ? y : x))
     return false;
   if (!fp_iter_compatible(x, y) || fp_graph_compatible(g, u, v))
     return true;

@@ -70,15 +70,12 @@ done
 # was tuned.  Before the re-export of 2026-12-07 greedy reproduced
 # Inductor's plan, groups and order, on all 12; since Inductor's plan is
 # the kernels code generation emits: groups on 9, order on 5; with the
-# scheduler groups and their splits: groups on 12, order on 11.
+# scheduler groups and their splits: groups and order on 12.
 SAME_GROUPS_EXPORTED='efficientnet_b0.bwd efficientnet_b0.fwd levit_128.bwd
 levit_128.fwd mobilevit_s.bwd mobilevit_s.fwd poolformer_s12.bwd
 poolformer_s12.fwd resmlp_12_224.bwd resmlp_12_224.fwd
 swin_tiny_patch4_window7_224.bwd swin_tiny_patch4_window7_224.fwd'
-SAME_ORDER_EXPORTED='efficientnet_b0.bwd efficientnet_b0.fwd levit_128.bwd
-levit_128.fwd mobilevit_s.bwd mobilevit_s.fwd poolformer_s12.bwd
-resmlp_12_224.bwd resmlp_12_224.fwd swin_tiny_patch4_window7_224.bwd
-swin_tiny_patch4_window7_224.fwd'
+SAME_ORDER_EXPORTED=$SAME_GROUPS_EXPORTED
 SAME_REORDER_EXPORTED='mobilevit_s.bwd poolformer_s12.bwd resmlp_12_224.bwd
 resmlp_12_224.fwd swin_tiny_patch4_window7_224.bwd'
 t_case 'bench_replica runs on data/exported'

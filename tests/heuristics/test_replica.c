@@ -248,6 +248,45 @@ START_TEST(split_group_ordered_as_one) {
 }
 END_TEST
 
+/* A group norm (poolformer_s12's op6-op12): r1, r2 (4) x (64) take
+ * statistics per sample; p (4, 4) reads them broadcast along its inner
+ * loop and q (4) reads r1's; n (4, 16, 4) runs over x in another order
+ * and reads r1's result along its last loop, whose 4 only matches r1's
+ * rows by size (Inductor's memory dependencies do not match: the oracle
+ * lists r1-n and r2-n unfusible).  Inductor's scheduler group is {r1 r2 |
+ * p | q}, split by code generation (r1-q, r2-q listed), then n; q, listed
+ * after n as Inductor lowers it, runs with its group. */
+static const char groupnorm_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'groupnorm',"
+    " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
+    "  {'name': 'm1', 'bytes': 16}, {'name': 'm2', 'bytes': 16},"
+    "  {'name': 's', 'bytes': 64}, {'name': 'y', 'bytes': 1024},"
+    "  {'name': 't', 'bytes': 16}],"
+    " 'nodes': ["
+    "  {'name': 'r1', 'kind': 'reduction', 'iter': [4, 64],"
+    "   'loop': [[4], [64]], 'reads': ['x'], 'writes': ['m1']},"
+    "  {'name': 'r2', 'kind': 'reduction', 'iter': [4, 64],"
+    "   'loop': [[4], [64]], 'reads': ['x'], 'writes': ['m2']},"
+    "  {'name': 'p', 'kind': 'pointwise', 'iter': [16, 1],"
+    "   'loop': [[4, 4], []], 'reads': ['m1', 'm2'], 'writes': ['s']},"
+    "  {'name': 'n', 'kind': 'pointwise', 'iter': [256, 1],"
+    "   'loop': [[4, 16, 4], []], 'reads': ['x', 'm1'], 'writes': ['y']},"
+    "  {'name': 'q', 'kind': 'pointwise', 'iter': [4, 1],"
+    "   'loop': [[4], []], 'reads': ['m1'], 'writes': ['t']}],"
+    " 'outputs': ['s', 'y', 't'],"
+    " 'unfusible': [['r1', 'n'], ['r2', 'n'], ['r1', 'q'], ['r2', 'q']]}";
+
+START_TEST(outer_loop_join_indexed_alike) {
+  fp_graph *g = tu_graph(groupnorm_json);
+  fp_plan *p = greedy(g);
+  char text[64];
+  plan_text(g, p, text, sizeof text);
+  ck_assert_str_eq(text, "r1 r2 | p | q | n");
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* n2 updates primals_1, a running statistic, in place: the exporter
  * writes the mutation as a new version b2 that is an output and makes
  * primals_1 freeable (docs/exporter.md, "Mutations").  memory.py never
@@ -314,6 +353,7 @@ static Suite *replica_suite(void) {
   tcase_add_test(tc, multi_output_nodes_steer_dfs);
   tcase_add_test(tc, outer_loop_group_split_as_code_generation);
   tcase_add_test(tc, split_group_ordered_as_one);
+  tcase_add_test(tc, outer_loop_join_indexed_alike);
   tcase_add_test(tc, mutation_sized_as_memory_py);
   suite_add_tcase(s, tc);
   TCase *gen = tcase_create("generated");
