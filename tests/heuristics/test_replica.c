@@ -40,6 +40,18 @@ static fp_plan *greedy(const fp_graph *g) {
   return p;
 }
 
+/* Checks that greedy's plan of the graph in `json` is `want` (groups as
+ * text, in order). */
+static void greedy_gives(const char *json, const char *want) {
+  fp_graph *g = tu_graph(json);
+  fp_plan *p = greedy(g);
+  char text[128];
+  plan_text(g, p, text, sizeof text);
+  ck_assert_str_eq(text, want);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+
 /* p (groups as text) reordered with `o`, as text. */
 static void reordered(const fp_graph *g, const char *groups, fp_order o,
                       char *out, size_t cap) {
@@ -181,17 +193,12 @@ static const char layernorm_json[] =
     " 'outputs': ['y']%s}";
 
 START_TEST(outer_loop_group_split_as_code_generation) {
-  char json[sizeof layernorm_json + 64], text[64];
+  char json[sizeof layernorm_json + 64];
   snprintf(json, sizeof json, layernorm_json,
            ", 'unfusible': [['r1', 'p1'], ['p1', 'r2']]");
-  fp_graph *g = tu_graph(json);
-  fp_plan *p = greedy(g);
-  plan_text(g, p, text, sizeof text);
-  ck_assert_str_eq(text, "r1 | p1 | r2 | p2");
-  fp_plan_destroy(p);
-  fp_graph_destroy(g);
+  greedy_gives(json, "r1 | p1 | r2 | p2");
   /* r1 and p1 alone: their outer-loop group is one kernel */
-  g = tu_graph("{'format': 'fuseplan.graph', 'version': 3, 'name': 'sum',"
+  greedy_gives("{'format': 'fuseplan.graph', 'version': 3, 'name': 'sum',"
                " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
                "  {'name': 'm', 'bytes': 32}, {'name': 'a', 'bytes': 32}],"
                " 'nodes': ["
@@ -199,12 +206,8 @@ START_TEST(outer_loop_group_split_as_code_generation) {
                "   'loop': [[8], [32]], 'reads': ['x'], 'writes': ['m']},"
                "  {'name': 'p1', 'kind': 'pointwise', 'iter': [8, 1],"
                "   'loop': [[8], []], 'reads': ['m'], 'writes': ['a']}],"
-               " 'outputs': ['a']}");
-  p = greedy(g);
-  plan_text(g, p, text, sizeof text);
-  ck_assert_str_eq(text, "r1 p1");
-  fp_plan_destroy(p);
-  fp_graph_destroy(g);
+               " 'outputs': ['a']}",
+               "r1 p1");
 }
 END_TEST
 
@@ -238,13 +241,7 @@ static const char batchnorm_json[] =
     " 'unfusible': [['r1', 'pa'], ['r2', 'pa'], ['r1', 'pb'], ['r2', 'pb']]}";
 
 START_TEST(split_group_ordered_as_one) {
-  fp_graph *g = tu_graph(batchnorm_json);
-  fp_plan *p = greedy(g);
-  char text[64];
-  plan_text(g, p, text, sizeof text);
-  ck_assert_str_eq(text, "r1 r2 | pa | pb | n");
-  fp_plan_destroy(p);
-  fp_graph_destroy(g);
+  greedy_gives(batchnorm_json, "r1 r2 | pa | pb | n");
 }
 END_TEST
 
@@ -277,13 +274,7 @@ static const char groupnorm_json[] =
     " 'unfusible': [['r1', 'n'], ['r2', 'n'], ['r1', 'q'], ['r2', 'q']]}";
 
 START_TEST(outer_loop_join_indexed_alike) {
-  fp_graph *g = tu_graph(groupnorm_json);
-  fp_plan *p = greedy(g);
-  char text[64];
-  plan_text(g, p, text, sizeof text);
-  ck_assert_str_eq(text, "r1 r2 | p | q | n");
-  fp_plan_destroy(p);
-  fp_graph_destroy(g);
+  greedy_gives(groupnorm_json, "r1 r2 | p | q | n");
 }
 END_TEST
 
