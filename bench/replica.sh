@@ -34,7 +34,7 @@ body() {
     /^groups equal on / { print ""
       printf "%s", $0
       if (order) printf " Same groups, another order (first difference):%s.", order
-      if (kern) printf " Same groups and order, but `--order inductor` on Inductor'"'"'s kernels orders each one alone where Inductor ordered the scheduler groups code generation split:%s.", kern
+      if (kern) printf " Same groups and order, but `--order inductor` on Inductor'"'"'s kernels gives another order:%s.", kern
       print " Same groups, same order and `--order inductor` giving its order:" same "."; next }
     { print }' "$bench_tmp/t"
   sed -n 's/^groups equal on \([0-9]*\) of \([0-9]*\) graphs; groups and order on \([0-9]*\) of.*/\1 \2 \3/p' \

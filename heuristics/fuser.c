@@ -514,6 +514,29 @@ fp_status fuser_plan(fuser *F, fp_plan *out, int32_t *sched, fp_error *err) {
   return FP_OK;
 }
 
+void fuser_set_groups(fuser *F, const fp_plan *p) {
+  for (int32_t s = 0; s < F->n; s++)
+    F->slot[s] = -1;
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    int32_t h = grp[0];
+    F->pos[h] = t;
+    F->slot[t] = h;
+    for (int32_t i = 1; i < len; i++) {
+      int32_t v = grp[i];
+      F->grp[v] = F->alias[v] = F->part[v] = h;
+      F->next[F->tail[h]] = v;
+      F->tail[h] = v;
+      F->size[h]++;
+      F->minidx[h] = v < F->minidx[h] ? v : F->minidx[h];
+      F->maxidx[h] = v > F->maxidx[h] ? v : F->maxidx[h];
+      F->flags[h] |= F->flags[v];
+      F->pos[v] = -1;
+    }
+  }
+}
+
 void fuser_set_order(fuser *F, const fp_plan *p) {
   for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
     int32_t len;

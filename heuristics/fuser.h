@@ -126,6 +126,10 @@ void fuser_merge(fuser *F, int32_t a, int32_t b, int32_t depth);
  * from.  Fails with FP_ENOMEM. */
 fp_status fuser_plan(fuser *F, fp_plan *out, int32_t *sched, fp_error *err);
 
+/* Starts the fuser (fresh from fuser_init) from a legal plan: its
+ * groups, each one part, in its order. */
+void fuser_set_groups(fuser *F, const fp_plan *p);
+
 /* Starts the fuser (fresh from fuser_init) from a plan of singleton
  * groups in some order. */
 void fuser_set_order(fuser *F, const fp_plan *p);

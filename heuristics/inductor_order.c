@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heuristics/fuser.h"
 #include "heuristics/order_internal.h"
 #include "model/eval.h"
 
@@ -716,4 +717,72 @@ done:
   fp_plan_destroy(out);
   return st == FP_OK ? FP_OK
                      : fp_error_set(err, FP_ENOMEM, "out of memory ordering");
+}
+
+/* Joins F's groups (kernels) by outer-loop fusion wherever a group reads
+ * another's result, until nothing joins (at most `rounds` passes). */
+static void join_outer(fuser *F, const fp_fusion_params *prm) {
+  bool changed = true;
+  for (int32_t r = 0; r < prm->rounds && changed; r++) {
+    changed = false;
+    for (int32_t b = 0; b < fp_graph_buffer_count(F->g); b++) {
+      const fp_buffer *buf = fp_graph_buffer(F->g, b);
+      for (int32_t i = 0; buf->writer >= 0 && i < buf->n_readers; i++) {
+        int32_t a = fuser_find(F, F->grp[buf->writer]);
+        int32_t c = fuser_find(F, F->grp[buf->readers[i]]);
+        pair_info pi;
+        if (a == c || F->pos[a] > F->pos[c])
+          continue;
+        fuser_score(F, a, c, &pi);
+        int32_t d = fuser_outer_depth(F, prm, a, c, &pi);
+        if (d > 0 && !fuser_creates_cycle(F, a, c)) {
+          fuser_merge(F, a, c, d);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+/* Inductor's scheduler groups of p's kernels: kernels that outer-loop
+ * fusion joins into a group that code generation splits (fuser.c) share
+ * sched[t] (< n nodes); every other kernel is its own (n + t).  0, or -1
+ * when out of memory. */
+static int regroup(const fp_graph *g, const fp_plan *p, int32_t *sched) {
+  fuser F;
+  /* greedy's rounds and shared-bytes floor (fusion.c's defaults) */
+  fp_fusion_params prm = {.method = FP_METHOD_GREEDY,
+                          .rounds = FP_FUSION_DEFAULT_ROUNDS,
+                          .min_shared = FP_FUSION_DEFAULT_MIN_SHARED};
+  int32_t n = fp_graph_node_count(g);
+  if (fuser_init(&F, g, fp_graph_max_fusion_size(g)) != 0) {
+    fuser_free(&F);
+    return -1;
+  }
+  fuser_set_groups(&F, p);
+  fuser_set_cpp(&F);
+  if (F.cpp)
+    join_outer(&F, &prm);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len, h = fuser_find(&F, F.grp[fp_plan_group(p, t, &len)[0]]);
+    sched[t] = F.cpp && fuser_splits(&F, h) ? h : n + t;
+  }
+  fuser_free(&F);
+  return 0;
+}
+
+fp_status inductor_reorder_kernels(const fp_graph *g, const fp_plan *p,
+                                   fp_plan *out, fp_order *chosen,
+                                   fp_error *err) {
+  int32_t n = fp_plan_group_count(p);
+  int32_t *sched = malloc(((size_t)n + 1) * sizeof *sched);
+  fp_status st = FP_ENOMEM;
+  if (sched && regroup(g, p, sched) == 0 &&
+      (st = fp_plan_copy(out, p, err)) == FP_OK)
+    st = inductor_reorder_parts(g, out, sched, fp_graph_node_count(g) + n,
+                                chosen, err);
+  free(sched);
+  return st == FP_OK || st != FP_ENOMEM
+             ? st
+             : fp_error_set(err, FP_ENOMEM, "out of memory ordering");
 }

@@ -84,4 +84,13 @@ fp_status inductor_reorder_parts(const fp_graph *g, fp_plan *p,
                                  const int32_t *sched, int32_t n_ids,
                                  fp_order *chosen, fp_error *err);
 
+/* inductor_reorder for a legal plan p of kernels, into out: on a graph
+ * with loop nests, the kernels are first regrouped into Inductor's
+ * scheduler groups (those that outer-loop fusion joins into a group
+ * that code generation splits, docs/heuristics.md), then
+ * inductor_reorder_parts.  Fails with FP_ENOMEM.  (inductor_order.c) */
+fp_status inductor_reorder_kernels(const fp_graph *g, const fp_plan *p,
+                                   fp_plan *out, fp_order *chosen,
+                                   fp_error *err);
+
 #endif /* FP_ORDER_INTERNAL_H */

@@ -218,7 +218,8 @@ END_TEST
  * group {r1 r2 | pa | pb} is split into three kernels (the exporter's
  * unfusible pairs), but Inductor's reorder ran on the group: pb right
  * after pa, before n.  Ordered kernel by kernel, the baseline (n before
- * pb, by smallest member) has the lower estimate. */
+ * pb, by smallest member) has the lower estimate; `--order inductor`
+ * on the kernels finds the scheduler group again. */
 static const char batchnorm_json[] =
     "{'format': 'fuseplan.graph', 'version': 3, 'name': 'batchnorm',"
     " 'buffers': [{'name': 'x', 'bytes': 1024, 'input': true},"
@@ -242,6 +243,12 @@ static const char batchnorm_json[] =
 
 START_TEST(split_group_ordered_as_one) {
   greedy_gives(batchnorm_json, "r1 r2 | pa | pb | n");
+  /* the same from the kernels alone: `inductor` regroups them first */
+  fp_graph *g = tu_graph(batchnorm_json);
+  char text[64];
+  reordered(g, "r1 r2 | pa | n | pb", FP_ORDER_INDUCTOR, text, sizeof text);
+  ck_assert_str_eq(text, "r1 r2 | pa | pb | n");
+  fp_graph_destroy(g);
 }
 END_TEST
 
