@@ -194,6 +194,7 @@ static const fp_loop *part_loop(const fuser *F, int32_t g, bool last,
   return first;
 }
 
+/* The product of the n sizes d[0..n) (1 for none). */
 static uint64_t dims_product(const uint64_t *d, int n) {
   uint64_t p = 1;
   for (int i = 0; i < n; i++)
