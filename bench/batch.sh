@@ -40,6 +40,13 @@ report() {
   echo
   echo "![Each method's traffic excess over gold](docs/img/bench-gold.svg)"
   echo
+  # The whole graphs (no cut): gold needs both levels proven.
+  local whole names
+  whole=$(grep -E '"cut_first": *null' "$gold/index.jsonl" || true)
+  names=$(echo "$whole" | grep -E '"gold": *true' | grep -o '"graph": *"[^"]*"' |
+    sed 's/.*: *"//; s/"$//' | sort | paste -sd, - | sed 's/,/, /g')
+  echo "Whole graphs gold (both levels proven): $(echo "$whole" | grep -cE '"gold": *true') of $(echo "$whole" | grep -c .)${names:+ ($names)}."
+  echo
   sed -n 's/^all: \([0-9]*\) items, \([0-9]*\) gold.*/\1 \2/p' "$tmp/all" | {
     read -r n g
     bench_headline "Gold plans in the starter dataset (data/gold/manifest)" "$g of $n items"
