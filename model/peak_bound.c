@@ -999,14 +999,34 @@ static fp_status group_figure(const pb_work *W, const uint64_t *capx,
   return st;
 }
 
+/* FP_EARG unless the groups are well formed: n_groups >= 0, start[]
+ * from 0 and never falling, every node an index of g. */
+static fp_status check_groups(const fp_graph *g, const int32_t *nodes,
+                              const int32_t *start, int32_t n_groups,
+                              fp_error *err) {
+  const char *fn = "peak group bounds";
+  if (n_groups < 0)
+    return fp_error_set(err, FP_EARG, "%s: n_groups %d < 0", fn, (int)n_groups);
+  if (n_groups > 0 && (fp_arg_ptr(nodes, fn, "nodes", err) != FP_OK ||
+                       fp_arg_ptr(start, fn, "start", err) != FP_OK))
+    return FP_EARG;
+  for (int32_t i = 0; i < n_groups; i++) {
+    if ((i == 0 && start[0] != 0) || start[i + 1] < start[i])
+      return fp_error_set(err, FP_EARG, "%s: group %d: bad start", fn, (int)i);
+    for (int32_t j = start[i]; j < start[i + 1]; j++)
+      if (nodes[j] < 0 || nodes[j] >= fp_graph_node_count(g))
+        return fp_error_set(err, FP_EARG, "%s: group %d: no node %d", fn,
+                            (int)i, (int)nodes[j]);
+  }
+  return FP_OK;
+}
+
 fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
                                const int32_t *nodes, const int32_t *start,
                                int32_t n_groups, uint64_t *out, fp_error *err) {
   if (fp_arg_graph(g, "peak group bounds", err) != FP_OK ||
       fp_arg_ptr(out, "peak group bounds", "out", err) != FP_OK ||
-      (n_groups > 0 &&
-       (fp_arg_ptr(nodes, "peak group bounds", "nodes", err) != FP_OK ||
-        fp_arg_ptr(start, "peak group bounds", "start", err) != FP_OK)))
+      check_groups(g, nodes, start, n_groups, err) != FP_OK)
     return FP_EARG;
   uint64_t resident = fp_graph_resident_bytes(g);
   for (int32_t i = 0; i < n_groups; i++)
