@@ -29,6 +29,7 @@
 #include "model/args.h"
 #include "model/util.h"
 #include "solver/bound/bound.h"
+#include "solver/bound/forced.h"
 #include "solver/bound/least_traffic.h"
 #include "solver/common/services.h"
 #include "solver/mip/ilp_model.h"
@@ -926,6 +927,12 @@ static fp_status second_bound(lns *L, fp_error *err) {
   if (L->prm->cancel && *L->prm->cancel)
     return FP_OK;
   fp_status st = solver_second_bound(L->g, L->prm, &L->cur_m, t, &b, err);
+  /* The first level proven: the groups least traffic forces count too. */
+  if (st == FP_OK && !stop && L->bound >= (double)L->cur_m.traffic_bytes)
+    st = solver_forced_peak_bound(
+        L->g, L->prm, L->cur, &L->cur_m,
+        L->deadline - fp_clock_now() < t ? L->deadline - fp_clock_now() : t, &b,
+        err);
   if (st == FP_OK && (isnan(L->bound2) || b > L->bound2))
     L->bound2 = b;
   return st;

@@ -429,6 +429,15 @@ START_TEST(peak_bound_h) {
   EXPECT_EARG(fp_peak_restrict(g, 0, 1, NULL, &pairs, ERR));
   EXPECT_EARG(fp_peak_restrict(g, 0, 1, &rg, NULL, ERR));
   ck_assert_ptr_null(rg);
+  int32_t nodes[2] = {0, 99}, start[3] = {0, 1, 2}, bad[2] = {1, 1};
+  EXPECT_EARG(fp_peak_group_bounds(NULL, 0, nodes, start, 1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(o, 0, nodes, start, 1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, start, 1, NULL, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, NULL, start, 1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, NULL, 1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, start, -1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, bad, 1, &out, ERR));
+  EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, start, 2, &out, ERR));
   ck_assert_uint_eq(fp_inplace_step_cap(NULL, 0), 0);
   ck_assert_uint_eq(fp_inplace_step_cap(g, -1), 0); /* no pairs */
   fp_peak_test_far_rule(-7);                        /* any int: nonzero is on */
