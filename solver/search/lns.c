@@ -720,8 +720,9 @@ static fp_status gather_pass(lns *L, bool *improved, fp_error *err) {
   return st;
 }
 
-/* A pass of single-node moves (moves.c) within MOVE_TIME_SHARE of the
- * time limit; *improved when one was kept.  FP_OK or FP_ENOMEM. */
+/* A pass of groups moved across the peak step, then of single-node moves
+ * (moves.c), within MOVE_TIME_SHARE of the time limit; *improved when one
+ * was kept.  FP_OK or FP_ENOMEM. */
 static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
   *improved = false;
   if (L->moves_made && L->moves_clean == L->accepted)
@@ -732,12 +733,15 @@ static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
   solver_move_state S = {L->g,    L->prm,    L->k,      L->eager_peak,
                          &L->cur, &L->trial, &L->cur_m, L->step};
   double cap = fp_clock_now() + MOVE_TIME_SHARE * L->prm->time_limit_s;
-  int32_t moved = 0;
+  int32_t moved = 0, relocated = 0;
   bool whole = false;
-  fp_status st =
-      solver_move_pass(&S, &L->moves, cap < L->deadline ? cap : L->deadline,
-                       &moved, &whole, err);
-  if (moved == 0 && whole)
+  cap = cap < L->deadline ? cap : L->deadline;
+  /* groups across the peak first: evaluations only, one per group */
+  fp_status st = solver_peak_pass(&S, cap, &relocated, err);
+  if (st == FP_OK)
+    st = solver_move_pass(&S, &L->moves, cap, &moved, &whole, err);
+  moved += relocated;
+  if (moved == relocated && whole)
     L->moves_clean = L->accepted;
   if (moved > 0) {
     *improved = true;
