@@ -138,6 +138,7 @@ typedef struct lns {
   int64_t moves_clean; /* L->accepted when a whole pass of moves kept
                           none (-1: never): no use trying again until
                           some window changes the plan */
+  int64_t peak_clean;  /* the same for a whole peak pass */
   bool both_proven;    /* the exact search gave the lexicographic optimum */
   bool exact_tried;    /* exact_again ran */
   int32_t step_x;      /* the node the step bound last priced (-1: none) */
@@ -736,8 +737,16 @@ static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
   int32_t moved = 0, relocated = 0;
   bool whole = false;
   cap = cap < L->deadline ? cap : L->deadline;
-  /* groups across the peak first: evaluations only, one per group */
-  fp_status st = solver_peak_pass(&S, cap, &relocated, err);
+  /* groups across the peak first (evaluations only, one per group), on
+   * at most half the share, so that a large graph's scan cannot starve
+   * the moves; not again on a plan it has scanned whole */
+  double half = fp_clock_now() + 0.5 * (cap - fp_clock_now());
+  fp_status st = FP_OK;
+  if (L->peak_clean != L->accepted) {
+    st = solver_peak_pass(&S, half, &relocated, err);
+    if (st == FP_OK && relocated == 0 && fp_clock_now() <= half)
+      L->peak_clean = L->accepted;
+  }
   if (st == FP_OK)
     st = solver_move_pass(&S, &L->moves, cap, &moved, &whole, err);
   moved += relocated;
@@ -796,6 +805,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
   L->moves_clean = -1;
+  L->peak_clean = -1;
   L->step_x = -1;
   L->bound2 = NAN;
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
