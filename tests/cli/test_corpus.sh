@@ -32,10 +32,12 @@ for want in volo_d1_224.bwd resnet50.fwd resnet50.bwd; do
 done
 
 # no_inplace IN OUT: the graph IN (uncompressed JSON) without its nodes'
-# in-place pairs (docs/exporter.md, "In-place pairs"): the exporter writes
-# them compact, as "inplace":[["a","b"],...] after a node's other fields.
+# in-place pairs (docs/exporter.md, "In-place pairs") and workspaces
+# (neither is in Inductor's estimate): the exporter writes them compact,
+# as "inplace":[["a","b"],...] and "workspace":N after a node's other
+# fields.
 no_inplace() {
-  sed 's/,"inplace":\[\(\[[^]]*\],\{0,1\}\)*\]//g' "$1" >"$2"
+  sed 's/,"inplace":\[\(\[[^]]*\],\{0,1\}\)*\]//g; s/,"workspace":[0-9]*//g' "$1" >"$2"
 }
 
 # split_excess NAME: the bytes by which fuseplan's peak of Inductor's plan
