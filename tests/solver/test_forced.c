@@ -3,7 +3,8 @@
  * optimality forces (solver/bound/forced.c) and the min cut at a group
  * it rests on (fp_peak_group_bounds, model/peak_bound.c), against every
  * legal plan of random tiny graphs: plain ones, optimizer-like ones whose
- * nodes take over their reads in place, and both with linked pairs.
+ * nodes take over their reads in place, both with linked pairs and with
+ * extern workspaces.
  *
  * The enumeration here walks sets: from the nodes already run, any
  * non-empty set of the others whose producers have run or are in it is
@@ -98,11 +99,16 @@ static void enumerate(enum_state *E, const fp_graph *g) {
   fp_plan_destroy(E->p);
 }
 
-/* A random tiny graph of one of the four kinds (i mod 4). */
+/* A random tiny graph of one of the eight kinds (i mod 8): plain or
+ * optimizer-like, with or without linked pairs, with or without extern
+ * workspaces (a bound that forgets a workspace shows up as a plan below
+ * it). */
 static fp_graph *tiny_graph(tu_rng *r, int i) {
   fp_graph *g =
       i % 2 ? tu_random_update_graph(r, 3, MAXN) : tu_random_graph(r, 3, MAXN);
-  return i % 4 >= 2 ? tu_add_linked(g, r) : g;
+  if (i % 4 >= 2)
+    g = tu_add_linked(g, r);
+  return i % 8 >= 4 ? tu_add_workspaces(g, r) : g;
 }
 
 /* The plan's groups as CSR arrays (caller frees). */
