@@ -50,6 +50,7 @@ typedef struct fp_batch_item {
   fp_peak_spec peak;      /* eager, N% or bytes (model/limits.h) */
   uint64_t traffic_limit; /* UINT64_MAX: none */
   double time_limit_s;
+  double gap, gap2; /* per-level tolerances (fp_ilp_params gap, gap2) */
   uint64_t seed;
   char method[32];
   char compare[FP_BATCH_MAX_COMPARE][32];

@@ -86,6 +86,8 @@ static char *line_field(fp_batch_line *o, const char *k, size_t *n,
            {"objective", o->objective, sizeof o->objective, false},
            {"traffic_limit", o->traffic_limit, sizeof o->traffic_limit, false},
            {"time_limit", o->time_limit, sizeof o->time_limit, false},
+           {"gap", o->gap, sizeof o->gap, false},
+           {"gap2", o->gap2, sizeof o->gap2, false},
            {"method", o->method, sizeof o->method, false},
            {"seed", o->seed, sizeof o->seed, false},
            {"compare", o->compare, sizeof o->compare, true}};
@@ -116,8 +118,8 @@ fp_status fp_batch_line_parse(const char *text, size_t len, const char *where,
       else if (!dst)
         st = fp_error_set(err, FP_EINPUT,
                           "%s: unknown key '%s' (graph, peak_limit, "
-                          "objective, traffic_limit, time_limit, method, "
-                          "seed, compare, cut)",
+                          "objective, traffic_limit, time_limit, gap, "
+                          "gap2, method, seed, compare, cut)",
                           where, v->string);
       else if ((list ? list_text(v, dst, n) : scalar_text(v, dst, n)) != 0)
         st = fp_error_set(err, FP_EINPUT,

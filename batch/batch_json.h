@@ -22,6 +22,7 @@ typedef struct fp_batch_line {
   char objective[32];
   char traffic_limit[64];
   char time_limit[32];
+  char gap[32], gap2[32];
   char method[32];
   char seed[32];
   char compare[256];
@@ -33,9 +34,9 @@ typedef struct fp_batch_line {
 /* Parses one manifest line (a JSON object; `len` bytes).  `where` names
  * it in messages ("manifest:3").  Keys: graph (required), peak_limit
  * (a string, number or list of them), objective, traffic_limit,
- * time_limit, method, seed, compare (a string or list), cut (an object
- * with nodes, count, seed).  FP_EINPUT naming the line and the key for an
- * unknown key, a value of the wrong type or one too long; FP_ENOMEM. */
+ * time_limit, gap, gap2, method, seed, compare (a string or list), cut (an
+ * object with nodes, count, seed).  FP_EINPUT naming the line and the key for
+ * an unknown key, a value of the wrong type or one too long; FP_ENOMEM. */
 fp_status fp_batch_line_parse(const char *text, size_t len, const char *where,
                               fp_batch_line *out, fp_error *err);
 

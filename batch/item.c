@@ -118,6 +118,10 @@ void fp_batch_item_spec(const fp_batch_item *it, char *buf, size_t n) {
   for (int32_t i = 0; i < it->n_compare; i++)
     if ((len = strlen(buf)) < n)
       snprintf(buf + len, n - len, " %s", it->compare[i]);
+  /* Tolerances other than the defaults only: older items keep their ids. */
+  if ((it->gap != FP_ILP_DEFAULT_GAP || it->gap2 != FP_ILP_DEFAULT_GAP2) &&
+      (len = strlen(buf)) < n)
+    snprintf(buf + len, n - len, "\ngap %.17g\ngap2 %.17g", it->gap, it->gap2);
   if ((len = strlen(buf)) < n)
     snprintf(buf + len, n - len, "\n");
 }
@@ -171,6 +175,8 @@ static void item_request(const fp_batch_item *it, const fp_planner *pl,
   req->ilp.objective = o < 0 ? FP_OBJECTIVE_TRAFFIC : (fp_objective)o;
   req->limits.traffic = it->traffic_limit;
   req->ilp.time_limit_s = it->time_limit_s;
+  req->ilp.gap = it->gap;
+  req->ilp.gap2 = it->gap2;
   req->ilp.seed = it->seed;
   req->ilp.jobs = 1;
 }

@@ -23,15 +23,21 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 # report: the starter dataset, built here unless FP_BATCH_GOLD names one.
 report() {
-  local gold=${FP_BATCH_GOLD:-} t0
+  local gold=${FP_BATCH_GOLD:-} t0 load0
   if [ -z "$gold" ]; then
     gold=$tmp/gold
+    load0=$(awk '{ print $1 }' /proc/loadavg 2>/dev/null || echo "?")
     t0=$(now)
     "$fp" batch --manifest "$srcdir/data/gold/manifest" -o "$gold" --jobs 2 -q || true
-    echo "Built with \`fuseplan batch --manifest data/gold/manifest -o gold --jobs 2\` in $(secs "$t0" "$(now)") s (the plans of older exports of the corpus under today's rules: data/gold/README.md)."
+    echo "Built with \`fuseplan batch --manifest data/gold/manifest -o gold --jobs 2\` in $(secs "$t0" "$(now)") s at a load average (1 min) of $load0 (the plans of older exports of the corpus under today's rules: data/gold/README.md)."
     echo
   fi
-  echo "\`fuseplan batch report gold\`: each method against gold (proven lexicographic optimum); =gold: same traffic and peak; excess over gold in % (median, p90, max)."
+  # The whole graphs (no cut): gold needs both levels proven.
+  local whole names
+  whole=$(grep -E '"cut_first": *null' "$gold/index.jsonl" || true)
+  names=$(echo "$whole" | grep -E '"gold": *true' | grep -o '"graph": *"[^"]*"' |
+    sed 's/.*: *"//; s/"$//' | sort | paste -sd, - | sed 's/,/, /g')
+  echo "\`fuseplan batch report gold\`: each method against gold (proven lexicographic optimum); =gold: same traffic and peak; excess over gold in % (median, p90, max). Whole graphs gold (both levels proven): $(echo "$whole" | grep -cE '"gold": *true') of $(echo "$whole" | grep -c .)${names:+ ($names)}."
   echo
   echo '```'
   "$fp" batch report "$gold" --svg "$srcdir/docs/img/bench-gold.svg" |

@@ -24,8 +24,13 @@ str() { grep -o "\"$1\": *\"[^\"]*\"" "$2" | head -n 1 | sed 's/.*: *"//; s/"$//
 pct() { if [ -n "$1" ]; then awk -v g="$1" 'BEGIN { printf "%.4f%%", 100 * g }'; else echo "-"; fi; }
 now() { date +%s.%N; }
 
+# The 1-minute load average: the machine is shared, timings depend on it.
+load() { awk '{ print $1 }' /proc/loadavg 2>/dev/null || echo "?"; }
+
 body() {
   local done_list="" name wall why t0 t1 n stopped=0 total=0 tmp=$bench_tmp
+  local load0
+  load0=$(load)
   # The graphs that stop proven or within tolerance go in one line (name
   # and seconds); a row each for the others, with their gaps.
   echo "| graph | nodes | seconds | stop_reason | gap (traffic) | gap2 (peak) | levels proven |"
@@ -53,7 +58,7 @@ body() {
     done
   done
   echo
-  echo "Stopped proven or within tolerance on $stopped of $total graphs${done_list:+: $done_list}."
+  echo "Stopped proven or within tolerance on $stopped of $total graphs${done_list:+: $done_list}. Load average (1 min) $load0 at the start, $(load) at the end."
   bench_headline "auto stops proven or within tolerance (--time-limit $secs)" "$stopped of $total real graphs"
 }
 bench_main "make bench-proof" body

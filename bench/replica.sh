@@ -26,12 +26,15 @@ body() {
     function trim(x) { gsub(/^ +| +$/, "", x); return x }
     /^\| / && NR > 2 && yes(5) && yes(7) && yes(9) {
       same = same (same ? ", " : " ") trim($2); next }
+    /^\| / && NR > 2 && yes(5) && yes(7) {
+      kern = kern (kern ? ", " : " ") trim($2); next }
     /^\| / && NR > 2 && yes(5) {
       order = order (order ? "; " : " ") trim($2) " (" trim($8) (yes(9) ? "" : "; not from its groups either") ")"; next }
     /^$/ { next }
     /^groups equal on / { print ""
       printf "%s", $0
       if (order) printf " Same groups, another order (first difference):%s.", order
+      if (kern) printf " Same groups and order, but `--order inductor` on Inductor'"'"'s kernels gives another order:%s.", kern
       print " Same groups, same order and `--order inductor` giving its order:" same "."; next }
     { print }' "$bench_tmp/t"
   sed -n 's/^groups equal on \([0-9]*\) of \([0-9]*\) graphs; groups and order on \([0-9]*\) of.*/\1 \2 \3/p' \

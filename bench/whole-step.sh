@@ -90,7 +90,7 @@ body() {
           else printf "no peak saving against Inductor. "
           if (m) printf "Peak bound = %.2f-%.2f x the resident inputs on the %d graphs exported with mutations as new buffers (SSA; the others free each updated input at its update); ", lo, hi, m
           printf "An update fused with the readers of the old value counts one storage, as Inductor allocates (an in-place pair applies with a reader in its own group that is an ancestor of the update, or an earlier reader of a mutated input: docs/cost-model.md, In-place kernels). "
-          printf "The 27%% of #190777 is not reproduced: why, with in-place and batch-8 figures, in data/whole-step/README.md.\n" }' "$tmp/figures"
+          printf "The 27%% of #190777 is not reproduced; what the model sees (a better order across the peak: gradient clipping, steps without optimizer state) and why no more, in data/whole-step/README.md.\n" }' "$tmp/figures"
   bench_headline "Whole-step AdamW graphs: Inductor over the eager peak / fuseplan's peak saving (model)" \
     "$(awk '{ o = $4 / $2 - 1; if (o > w) w = o; s = 1 - $6 / $4; if (s > b) b = s } END { printf "%.1f%% / %.1f%% at most", 100 * w, 100 * b }' "$tmp/figures")"
 }

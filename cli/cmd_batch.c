@@ -48,6 +48,9 @@ static const char batch_help[] =
     "                   peak; one item per limit\n"
     "  --traffic-limit B  traffic cap (--objective peak)\n"
     "  --time-limit S   seconds per item's solve (default 10)\n"
+    "  --gap G, --gap2 G  each item's tolerance on the first and second\n"
+    "                   level, as for solve (default 0 and 0.001; gold\n"
+    "                   needs both levels proven: --gap2 0)\n"
     "  --method M       the gold method (default auto)\n"
     "  --compare M[,M...]  methods evaluated on every item (default\n"
     "                   greedy,greedy-lowmem,greedy-peak,inductor;\n"
@@ -68,6 +71,7 @@ static const char batch_help[] =
 /* The values every item gets unless its manifest line says otherwise. */
 typedef struct defaults {
   const char *objective, *peak, *traffic, *time, *method, *seed, *compare;
+  const char *gap, *gap2;
 } defaults;
 
 /* One line on stderr naming what is wrong; returns `code`. */
@@ -123,6 +127,14 @@ static int item_settings(const defaults *d, const fp_batch_line *ln,
     return bad_input("%s: traffic limit '%s': expected BYTES", where, tl);
   if (cli_parse_seconds(t, &it->time_limit_s) != 0)
     return bad_input("%s: time limit '%s': expected seconds > 0", where, t);
+  const char *g1 = ln->gap[0] ? ln->gap : d->gap;
+  const char *g2 = ln->gap2[0] ? ln->gap2 : d->gap2;
+  it->gap = FP_ILP_DEFAULT_GAP, it->gap2 = FP_ILP_DEFAULT_GAP2;
+  if (g1 && cli_parse_gap(g1, &it->gap) != 0)
+    return bad_input("%s: gap '%s': expected a number >= 0 and < 1", where, g1);
+  if (g2 && cli_parse_gap(g2, &it->gap2) != 0)
+    return bad_input("%s: gap2 '%s': expected a number >= 0 and < 1", where,
+                     g2);
   if (!fp_planner_find(m))
     return bad_input("%s: unknown method '%s'", where, m);
   snprintf(it->method, sizeof it->method, "%s", m);
@@ -321,7 +333,8 @@ static int collect_items(const cli_args *a, fp_batch_items *L) {
   defaults d = {cli_get(a, "objective"),     cli_get(a, "peak-limit"),
                 cli_get(a, "traffic-limit"), cli_get(a, "time-limit"),
                 cli_get(a, "method"),        cli_get(a, "seed"),
-                cli_get(a, "compare")};
+                cli_get(a, "compare"),       cli_get(a, "gap"),
+                cli_get(a, "gap2")};
   d.objective = d.objective ? d.objective : "traffic";
   d.peak = d.peak ? d.peak : "eager";
   d.time = d.time ? d.time : "10";
@@ -484,7 +497,8 @@ int cmd_batch(int argc, char **argv) {
       {"method", 0, true, NULL},        {"compare", 0, true, NULL},
       {"seed", 0, true, NULL},          {"jobs", 'j', true, NULL},
       {"item-memory", 0, true, NULL},   {"quiet", 'q', false, NULL},
-      {"shard", 0, true, NULL}};
+      {"shard", 0, true, NULL},         {"gap", 0, true, NULL},
+      {"gap2", 0, true, NULL}};
   cli_args a = {
       .opts = opts, .n_opts = sizeof opts / sizeof *opts, .inputs = true};
   if (cli_parse(&a, argc, argv) != 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "heuristics/fuser.h"
+#include "heuristics/order_internal.h"
 #include "heuristics/peak.h"
 #include "model/args.h"
 #include "model/eval.h"
@@ -68,6 +69,7 @@ typedef struct cand {
   int32_t a, b; /* group ids at the start of the round, a < b */
   pair_info pi;
   int32_t key_a, key_b; /* tie-break: listed positions */
+  bool outer;           /* only outer-loop fusion joins the pair */
 } cand;
 
 typedef struct cand_list {
@@ -84,8 +86,7 @@ static int cand_push(cand_list *L, int32_t a, int32_t b) {
     L->c = c;
     L->cap = cap;
   }
-  L->c[L->n++] =
-      (cand){a < b ? a : b, a < b ? b : a, {0, 0, false, false}, 0, 0};
+  L->c[L->n++] = (cand){.a = a < b ? a : b, .b = a < b ? b : a};
   return 0;
 }
 
@@ -121,14 +122,14 @@ static int cmp_score(const cand *p, const cand *q) {
 /* Stable bottom-up merge sort of L by cmp_score: a fixed sequence of
  * comparisons, so the result is deterministic even though the score
  * order is not transitive.  -1 when out of memory. */
-static int sort_by_score(cand_list *L) {
-  cand *tmp = malloc((L->n + 1) * sizeof *tmp), *a = L->c, *b = tmp;
+static int sort_by_score(cand *c, size_t n) {
+  cand *tmp = malloc((n + 1) * sizeof *tmp), *a = c, *b = tmp;
   if (!tmp)
     return -1;
-  for (size_t w = 1; w < L->n; w *= 2) {
-    for (size_t lo = 0; lo < L->n; lo += 2 * w) {
-      size_t mid = lo + w < L->n ? lo + w : L->n;
-      size_t hi = lo + 2 * w < L->n ? lo + 2 * w : L->n;
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n;
+      size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
         b[k++] = cmp_score(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
@@ -141,8 +142,8 @@ static int sort_by_score(cand_list *L) {
     a = b;
     b = t;
   }
-  if (a != L->c)
-    memcpy(L->c, a, L->n * sizeof *a);
+  if (a != c)
+    memcpy(c, a, n * sizeof *a);
   free(tmp);
   return 0;
 }
@@ -176,32 +177,68 @@ static int bucket_pairs(fuser *F, const fp_fusion_params *prm, int32_t buf,
   return 0;
 }
 
-/* All candidate pairs of a round, deduplicated, legal and acceptable,
- * sorted by score. */
-static int collect(fuser *F, const fp_fusion_params *prm, cand_list *L) {
+/* How live groups a and b may fuse, pos[a] < pos[b]: 1 as one loop nest,
+ * or the depth of an outer-loop fusion negated, or 0 when they may not.
+ * Fills *pi, and sets pi->scored, unless the pair is illegal without
+ * outer-loop fusion to try. */
+static int32_t fusible(fuser *F, const fp_fusion_params *prm, int32_t a,
+                       int32_t b, pair_info *pi) {
+  bool legal = fuser_legal(F, a, b);
+  if (!legal && !F->cpp)
+    return 0;
+  fuser_score(F, a, b, pi);
+  pi->scored = true;
+  if (legal && fuser_acceptable(F, prm, pi))
+    return 1;
+  return -fuser_outer_depth(F, prm, a, b, pi);
+}
+
+/* All candidate pairs of a round, deduplicated, fusible: *n0 pairs of
+ * one loop nest, then the outer-loop pairs, each part sorted by score
+ * (Inductor ranks only the pairs of its best priority,
+ * get_fusion_pair_priority; fuse_rounds tries the outer-loop pairs when
+ * the others fuse nothing). */
+static int collect(fuser *F, const fp_fusion_params *prm, cand_list *L,
+                   size_t *n0) {
   L->n = 0;
+  *n0 = 0;
   for (int32_t b = 0; b < fp_graph_buffer_count(F->g); b++)
     if (bucket_pairs(F, prm, b, L) != 0)
       return -1;
   if (L->n == 0)
     return 0;
   qsort(L->c, L->n, sizeof *L->c, cmp_pair_ids);
-  size_t m = 0;
+  size_t m = 0, n_outer = 0;
   for (size_t i = 0; i < L->n; i++) {
     cand c = L->c[i];
     if (m && L->c[m - 1].a == c.a && L->c[m - 1].b == c.b)
       continue;
-    if (!fuser_legal(F, c.a, c.b))
+    bool swap = F->pos[c.a] > F->pos[c.b];
+    int32_t how = fusible(F, prm, swap ? c.b : c.a, swap ? c.a : c.b, &c.pi);
+    if (how == 0)
       continue;
-    fuser_score(F, c.a, c.b, &c.pi);
-    if (!fuser_acceptable(F, prm, &c.pi))
-      continue;
+    c.outer = how < 0;
+    n_outer += c.outer;
     c.key_a = F->minidx[c.a];
     c.key_b = F->minidx[c.b];
     L->c[m++] = c;
   }
   L->n = m;
-  return sort_by_score(L);
+  *n0 = m - n_outer;
+  cand *tmp = malloc((n_outer + 1) * sizeof *tmp);
+  if (!tmp)
+    return -1;
+  size_t k = 0, o = 0; /* stable: the one-nest pairs first */
+  for (size_t i = 0; i < m; i++) {
+    if (L->c[i].outer)
+      tmp[o++] = L->c[i];
+    else
+      L->c[k++] = L->c[i];
+  }
+  memcpy(L->c + k, tmp, o * sizeof *tmp);
+  free(tmp);
+  return sort_by_score(L->c, k) != 0 || sort_by_score(L->c + k, o) != 0 ? -1
+                                                                        : 0;
 }
 
 /* ---- rounds and the driver ------------------------------------------------
@@ -240,21 +277,18 @@ static void log_decision(fuser *F, decision_log *D, const cand *c,
 static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
                      peak_tracker *P, uint64_t limit, decision_log *D) {
   int32_t a = fuser_find(F, c->a), b = fuser_find(F, c->b);
-  pair_info pi;
-  if (a == b || !fuser_legal(F, a, b)) {
-    if (D && a != b) /* one group already: no decision */
-      log_decision(F, D, c, NULL, -1, false);
-    return false;
-  }
-  fuser_score(F, a, b, &pi);
+  pair_info pi = {0};
+  if (a == b)
+    return false; /* one group already: no decision */
   if (F->pos[a] > F->pos[b]) {
     int32_t t = a;
     a = b;
     b = t;
   }
-  if (!fuser_acceptable(F, prm, &pi) || fuser_creates_cycle(F, a, b)) {
+  int32_t how = fusible(F, prm, a, b, &pi);
+  if (how == 0 || fuser_creates_cycle(F, a, b)) {
     if (D)
-      log_decision(F, D, c, &pi, -1, false);
+      log_decision(F, D, c, pi.scored ? &pi : NULL, -1, false);
     return false;
   }
   int raises = -1;
@@ -267,7 +301,7 @@ static bool try_fuse(fuser *F, const fp_fusion_params *prm, const cand *c,
   }
   if (D)
     log_decision(F, D, c, &pi, raises, true);
-  fuser_merge(F, a, b);
+  fuser_merge(F, a, b, how < 0 ? -how : 0);
   if (P)
     peak_tracker_commit(P);
   if (D && D->P)
@@ -282,15 +316,19 @@ static int fuse_rounds(fuser *F, const fp_fusion_params *prm, peak_tracker *P,
   cand_list L = {0};
   int rc = 0;
   for (int32_t r = 0; r < prm->rounds; r++) {
-    if (collect(F, prm, &L) != 0) {
+    size_t n0;
+    if (collect(F, prm, &L, &n0) != 0) {
       rc = -1;
       break;
     }
     int64_t fused = 0;
     if (D)
       D->round = r;
-    for (size_t i = 0; i < L.n; i++)
+    for (size_t i = 0; i < n0; i++)
       fused += try_fuse(F, prm, &L.c[i], P, limit, D);
+    if (fused == 0) /* no other pair fused: the outer-loop pairs */
+      for (size_t i = n0; i < L.n; i++)
+        fused += try_fuse(F, prm, &L.c[i], P, limit, D);
     if (fused == 0 || (D && D->failed))
       break;
   }
@@ -339,7 +377,7 @@ static fp_status fuse_peak(fuser *F, const fp_fusion_params *prm, fp_plan *out,
   fuser_set_order(F, out);
   if (!(P = peak_tracker_create(F, tl)) ||
       fuse_rounds(F, prm, P, limit, NULL) != 0 ||
-      fuser_plan(F, out, err) != FP_OK ||
+      fuser_plan(F, out, NULL, err) != FP_OK ||
       fp_plan_copy(alt, out, err) != FP_OK) {
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
     goto done;
@@ -360,17 +398,29 @@ done:
              : st;
 }
 
-/* greedy / greedy-lowmem: fusion, then listed order (each group at the
- * earliest position its members allow), then `prm->order`. */
+/* greedy / greedy-lowmem: fusion with Inductor's C++ rules where the
+ * graph has loop nests, then code generation's kernels; then either
+ * Inductor's reorder of its scheduler groups (each one's kernels kept
+ * together, in the order they were fused), or listed order (each group
+ * at the earliest position its members allow) and `prm->order`. */
 static fp_status fuse_greedy(fuser *F, const fp_fusion_params *prm,
                              fp_plan *out, fp_error *err) {
-  if (fuse_rounds(F, prm, NULL, 0, NULL) != 0)
+  fuser_set_cpp(F);
+  int32_t *sched = malloc(((size_t)F->n + 1) * sizeof *sched);
+  fp_status st = FP_OK;
+  if (!sched || fuse_rounds(F, prm, NULL, 0, NULL) != 0 ||
+      fuser_plan(F, out, sched, err) != FP_OK) {
+    free(sched);
     return fp_error_set(err, FP_ENOMEM, "out of memory");
-  fp_status st = fuser_plan(F, out, err);
-  if (st == FP_OK)
+  }
+  if (prm->order == FP_ORDER_INDUCTOR) {
+    st = inductor_reorder_parts(F->g, out, sched, F->n, NULL, err);
+  } else {
     st = fp_plan_reorder(F->g, out, FP_ORDER_LISTED, NULL, err);
-  if (st == FP_OK && prm->order != FP_ORDER_LISTED)
-    st = fp_plan_reorder(F->g, out, prm->order, NULL, err);
+    if (st == FP_OK && prm->order != FP_ORDER_LISTED)
+      st = fp_plan_reorder(F->g, out, prm->order, NULL, err);
+  }
+  free(sched);
   return st;
 }
 
@@ -448,7 +498,10 @@ fp_status fp_fusion_decisions(const fp_graph *g, const fp_fusion_params *prm,
   int32_t k = fp_limits_fusion_size(&prm->limits, g);
   fuser F;
   decision_log D = {.fn = fn, .ctx = ctx};
-  if (fuser_init(&F, g, k) != 0 || !(D.P = listed_tracker(&F, err)) ||
+  int rc = fuser_init(&F, g, k);
+  if (rc == 0)
+    fuser_set_cpp(&F); /* as fuse_greedy */
+  if (rc != 0 || !(D.P = listed_tracker(&F, err)) ||
       fuse_rounds(&F, prm, NULL, 0, &D) != 0)
     st = fp_error_set(err, FP_ENOMEM, "out of memory");
   else if (D.failed)

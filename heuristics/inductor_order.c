@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heuristics/fuser.h"
 #include "heuristics/order_internal.h"
 #include "model/eval.h"
 
@@ -45,6 +46,9 @@ typedef struct idag {
   int32_t *gid, *ext;     /* graph node -> group; group -> its node */
   int32_t *wnode;         /* buffer -> the node that writes it, or -1 */
   int32_t *rank;          /* buffer -> rank of its name */
+  int32_t *mut;           /* buffer -> the node mutating it (T of a
+                             mutation pair), or -1 */
+  bool *renamed;          /* buffer -> a mutation's new version (W) */
 } idag;
 
 static void idag_free(idag *x) {
@@ -58,6 +62,8 @@ static void idag_free(idag *x) {
   free(x->ext);
   free(x->wnode);
   free(x->rank);
+  free(x->mut);
+  free(x->renamed);
   memset(x, 0, sizeof *x);
 }
 
@@ -74,6 +80,54 @@ static long numbered(const char *s, const char *prefix) {
     v = 10 * v + (*c - '0');
   }
   return v;
+}
+
+/* Whether memory.py keeps input `name` for the whole graph: it decides
+ * by name (is_nonfreeable_buffers: parameters, tangents, RNG states),
+ * whatever the graph's `freeable` says (the exporter sets that from what
+ * the compiled graph frees, docs/exporter.md, differences (d), (f)). */
+static bool nonfreeable_name(const char *name) {
+  static const char *const prefixes[] = {"primals_", "arg", "fwd_rng_state",
+                                         "bwd_rng_state", "tangents"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+      return true;
+  return false;
+}
+
+/* Whether buffer b is an input that memory.py frees after its last
+ * reader. */
+static bool inductor_freeable(const fp_buffer *b) {
+  return b->input && !nonfreeable_name(b->name);
+}
+
+/* Marks the mutations of inputs: an in-place pair [T, W] whose T is an
+ * input memory.py keeps is a mutation (the exporter's SSA form of
+ * Inductor's mutation_real_name, docs/exporter.md "Mutations"), since no
+ * kernel takes over a kept input.  memory.py gives W no bytes, and the
+ * mutating node runs after every other reader of T (its WeakDeps).
+ * mut[T] = the mutating node, renamed[W] = true.  0 or -1. */
+static int find_mutations(const fp_graph *g, idag *x) {
+  int32_t nb = fp_graph_buffer_count(g);
+  x->mut = malloc(((size_t)nb + 1) * sizeof *x->mut);
+  x->renamed = calloc((size_t)nb + 1, sizeof *x->renamed);
+  if (!x->mut || !x->renamed)
+    return -1;
+  for (int32_t b = 0; b < nb; b++)
+    x->mut[b] = -1;
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    int32_t n;
+    const fp_inplace *ip = fp_graph_inplace(g, v, &n);
+    for (int32_t k = 0; k < n; k++) {
+      const fp_buffer *t = fp_graph_buffer(g, ip[k].read);
+      if (!t->input || !nonfreeable_name(t->name) ||
+          fp_graph_input_written_before(g, ip[k].read))
+        continue;
+      x->mut[ip[k].read] = v;
+      x->renamed[ip[k].write] = true;
+    }
+  }
+  return 0;
 }
 
 /* Whether group t is a fallback kernel whose results Inductor picks out
@@ -190,6 +244,20 @@ done:
  * v per u dedupes them. */
 typedef void (*edge_fn)(idag *x, int32_t u, int32_t v, int32_t b, void *arg);
 
+/* The WeakDeps of a mutation: node nd of group t reads the old value of
+ * a buffer that another group's node mutates, so each of nd's results
+ * comes before that node (memory.py orders by them; they free nothing). */
+static void weak_edges(idag *x, const fp_node *nd, int32_t t, edge_fn visit,
+                       void *arg) {
+  for (int32_t i = 0; i < nd->n_reads; i++) {
+    int32_t v = x->mut[nd->reads[i].buffer];
+    if (v < 0 || x->gid[v] == t)
+      continue;
+    for (int32_t w = 0; w < nd->n_writes; w++)
+      visit(x, x->wnode[nd->writes[w]], x->ext[x->gid[v]], nd->writes[w], arg);
+  }
+}
+
 static void each_edge(const fp_graph *g, const fp_plan *p, idag *x,
                       edge_fn visit, void *arg) {
   for (int32_t t = 0; t < x->n_groups; t++) {
@@ -206,6 +274,7 @@ static void each_edge(const fp_graph *g, const fp_plan *p, idag *x,
           if (x->gid[buf->readers[r]] != t)
             visit(x, u, x->ext[x->gid[buf->readers[r]]], b, arg);
       }
+      weak_edges(x, nd, t, visit, arg);
     }
   }
 }
@@ -279,6 +348,8 @@ static void node_sizes(const fp_graph *g, const fp_plan *p, idag *x) {
       const fp_node *nd = fp_graph_node(g, grp[i]);
       for (int32_t w = 0; w < nd->n_writes; w++) {
         const fp_buffer *buf = fp_graph_buffer(g, nd->writes[w]);
+        if (x->renamed[nd->writes[w]])
+          continue; /* a mutation's new version: no bytes of its own */
         bool outside = false;
         for (int32_t r = 0; r < buf->n_readers && !outside; r++)
           outside = x->gid[buf->readers[r]] != t;
@@ -291,7 +362,7 @@ static void node_sizes(const fp_graph *g, const fp_plan *p, idag *x) {
   }
   for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
     const fp_buffer *buf = fp_graph_buffer(g, b);
-    if (buf->input && buf->freeable && buf->n_readers > 0) {
+    if (inductor_freeable(buf) && buf->n_readers > 0) {
       d->start_live += buf->bytes;
       d->start_peak += buf->output ? buf->bytes : 0;
     }
@@ -308,7 +379,8 @@ static void output_reads(const fp_graph *g, idag *x, int32_t *stamp) {
     d->dfs_extra[u] = 0, stamp[u] = -1;
   for (int32_t b = 0; b < fp_graph_buffer_count(g); b++) {
     const fp_buffer *buf = fp_graph_buffer(g, b);
-    if (!buf->output || (buf->input && !buf->freeable))
+    if (!buf->output || (buf->input && !inductor_freeable(buf)) ||
+        x->renamed[b])
       continue;
     int32_t skip = buf->writer >= 0 ? x->gid[buf->writer] : -1;
     for (int32_t r = 0; r < buf->n_readers; r++) {
@@ -344,8 +416,8 @@ static int build_node_items(const fp_graph *g, idag *x) {
     stamp[u] = -1;
   for (int32_t b = 0; b < nb; b++) {
     const fp_buffer *buf = fp_graph_buffer(g, b);
-    if (buf->output || (buf->input && !buf->freeable) ||
-        (!buf->input && buf->writer < 0))
+    if (buf->output || (buf->input && !inductor_freeable(buf)) ||
+        (!buf->input && buf->writer < 0) || x->renamed[b])
       continue;
     int32_t skip = buf->writer >= 0 ? x->gid[buf->writer] : -1, c = 0;
     for (int32_t r = 0; r < buf->n_readers; r++) {
@@ -424,7 +496,7 @@ static int build_deps(const fp_graph *g, const fp_plan *p, idag *x) {
  * way). */
 static int idag_build(const fp_graph *g, const fp_plan *p, idag *x) {
   memset(x, 0, sizeof *x);
-  if (number_nodes(g, p, x) != 0)
+  if (number_nodes(g, p, x) != 0 || find_mutations(g, x) != 0)
     return -1;
   gdag *d = &x->d;
   size_t sm = (size_t)d->n + 1;
@@ -538,4 +610,179 @@ fp_status inductor_reorder(const fp_graph *g, const fp_plan *p, fp_plan *out,
   idag_free(&x);
   return st == FP_OK ? FP_OK
                      : fp_error_set(err, FP_ENOMEM, "out of memory ordering");
+}
+
+/* Kernel t of p as the k-th kernel of scheduler group dense[t]: CSR of
+ * the kernels per scheduler group (first[k]..first[k + 1]), in p's order,
+ * the groups numbered in order of first appearance.  -1 when out of
+ * memory. */
+typedef struct sched_map {
+  int32_t n; /* scheduler groups */
+  int32_t *dense, *first, *kern;
+} sched_map;
+
+static void sched_map_free(sched_map *m) {
+  free(m->dense);
+  free(m->first);
+  free(m->kern);
+}
+
+static int sched_map_build(const fp_plan *p, const int32_t *sched,
+                           int32_t n_ids, sched_map *m) {
+  int32_t n = fp_plan_group_count(p);
+  int32_t *id = malloc(((size_t)n_ids + 1) * sizeof *id);
+  m->n = 0;
+  m->dense = malloc(((size_t)n + 1) * sizeof *m->dense);
+  m->first = calloc((size_t)n + 2, sizeof *m->first);
+  m->kern = malloc(((size_t)n + 1) * sizeof *m->kern);
+  if (!id || !m->dense || !m->first || !m->kern) {
+    free(id);
+    return -1;
+  }
+  for (int32_t i = 0; i < n_ids; i++)
+    id[i] = -1;
+  for (int32_t t = 0; t < n; t++) {
+    if (id[sched[t]] < 0)
+      id[sched[t]] = m->n++;
+    m->dense[t] = id[sched[t]];
+    m->first[m->dense[t] + 1]++;
+  }
+  gdag_prefix(m->first, m->n);
+  int32_t *fill = id; /* reused: kernels placed per group */
+  for (int32_t k = 0; k < m->n; k++)
+    fill[k] = 0;
+  for (int32_t t = 0; t < n; t++)
+    m->kern[m->first[m->dense[t]] + fill[m->dense[t]]++] = t;
+  free(id);
+  return 0;
+}
+
+/* The plan of scheduler groups: each one all the members of its
+ * kernels.  FP_ENOMEM. */
+static fp_status merged_plan(const fp_plan *p, const sched_map *m, fp_plan *out,
+                             fp_error *err) {
+  fp_plan_clear(out);
+  for (int32_t k = 0; k < m->n; k++) {
+    if (fp_plan_open_group(out, err) != FP_OK)
+      return FP_ENOMEM;
+    for (int32_t j = m->first[k]; j < m->first[k + 1]; j++) {
+      int32_t len;
+      const int32_t *grp = fp_plan_group(p, m->kern[j], &len);
+      for (int32_t i = 0; i < len; i++)
+        if (fp_plan_append_node(out, grp[i], err) != FP_OK)
+          return FP_ENOMEM;
+    }
+  }
+  return FP_OK;
+}
+
+fp_status inductor_reorder_parts(const fp_graph *g, fp_plan *p,
+                                 const int32_t *sched, int32_t n_ids,
+                                 fp_order *chosen, fp_error *err) {
+  sched_map m = {0};
+  fp_plan *merged = fp_plan_create(), *order = fp_plan_create(),
+          *out = fp_plan_create();
+  int32_t *kernel_of =
+      malloc(((size_t)fp_graph_node_count(g) + 1) * sizeof *kernel_of);
+  fp_status st = FP_ENOMEM;
+  fp_order ignored;
+  if (!chosen)
+    chosen = &ignored;
+  if (!merged || !order || !out || !kernel_of ||
+      sched_map_build(p, sched, n_ids, &m) != 0)
+    goto done;
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    const int32_t *grp = fp_plan_group(p, t, &len);
+    for (int32_t i = 0; i < len; i++)
+      kernel_of[grp[i]] = t;
+  }
+  if ((st = merged_plan(p, &m, merged, err)) != FP_OK ||
+      (st = inductor_reorder(g, merged, order, chosen, err)) != FP_OK)
+    goto done;
+  for (int32_t s = 0; s < fp_plan_group_count(order) && st == FP_OK; s++) {
+    int32_t len, k = m.dense[kernel_of[fp_plan_group(order, s, &len)[0]]];
+    for (int32_t j = m.first[k]; j < m.first[k + 1] && st == FP_OK; j++) {
+      const int32_t *grp = fp_plan_group(p, m.kern[j], &len);
+      st = fp_plan_add_group(out, grp, len, err);
+    }
+  }
+  if (st == FP_OK)
+    st = fp_plan_copy(p, out, err);
+done:
+  sched_map_free(&m);
+  free(kernel_of);
+  fp_plan_destroy(merged);
+  fp_plan_destroy(order);
+  fp_plan_destroy(out);
+  return st == FP_OK ? FP_OK
+                     : fp_error_set(err, FP_ENOMEM, "out of memory ordering");
+}
+
+/* Joins F's groups (kernels) by outer-loop fusion wherever a group reads
+ * another's result, until nothing joins (at most `rounds` passes). */
+static void join_outer(fuser *F, const fp_fusion_params *prm) {
+  bool changed = true;
+  for (int32_t r = 0; r < prm->rounds && changed; r++) {
+    changed = false;
+    for (int32_t b = 0; b < fp_graph_buffer_count(F->g); b++) {
+      const fp_buffer *buf = fp_graph_buffer(F->g, b);
+      for (int32_t i = 0; buf->writer >= 0 && i < buf->n_readers; i++) {
+        int32_t a = fuser_find(F, F->grp[buf->writer]);
+        int32_t c = fuser_find(F, F->grp[buf->readers[i]]);
+        pair_info pi;
+        if (a == c || F->pos[a] > F->pos[c])
+          continue;
+        fuser_score(F, a, c, &pi);
+        int32_t d = fuser_outer_depth(F, prm, a, c, &pi);
+        if (d > 0 && !fuser_creates_cycle(F, a, c)) {
+          fuser_merge(F, a, c, d);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+/* Inductor's scheduler groups of p's kernels: kernels that outer-loop
+ * fusion joins into a group that code generation splits (fuser.c) share
+ * sched[t] (< n nodes); every other kernel is its own (n + t).  0, or -1
+ * when out of memory. */
+static int regroup(const fp_graph *g, const fp_plan *p, int32_t *sched) {
+  fuser F;
+  /* greedy's rounds and shared-bytes floor (fusion.c's defaults) */
+  fp_fusion_params prm = {.method = FP_METHOD_GREEDY,
+                          .rounds = FP_FUSION_DEFAULT_ROUNDS,
+                          .min_shared = FP_FUSION_DEFAULT_MIN_SHARED};
+  int32_t n = fp_graph_node_count(g);
+  if (fuser_init(&F, g, fp_graph_max_fusion_size(g)) != 0) {
+    fuser_free(&F);
+    return -1;
+  }
+  fuser_set_groups(&F, p);
+  fuser_set_cpp(&F);
+  if (F.cpp)
+    join_outer(&F, &prm);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len, h = fuser_find(&F, F.grp[fp_plan_group(p, t, &len)[0]]);
+    sched[t] = F.cpp && fuser_splits(&F, h) ? h : n + t;
+  }
+  fuser_free(&F);
+  return 0;
+}
+
+fp_status inductor_reorder_kernels(const fp_graph *g, const fp_plan *p,
+                                   fp_plan *out, fp_order *chosen,
+                                   fp_error *err) {
+  int32_t n = fp_plan_group_count(p);
+  int32_t *sched = malloc(((size_t)n + 1) * sizeof *sched);
+  fp_status st = FP_ENOMEM;
+  if (sched && regroup(g, p, sched) == 0 &&
+      (st = fp_plan_copy(out, p, err)) == FP_OK)
+    st = inductor_reorder_parts(g, out, sched, fp_graph_node_count(g) + n,
+                                chosen, err);
+  free(sched);
+  return st == FP_OK || st != FP_ENOMEM
+             ? st
+             : fp_error_set(err, FP_ENOMEM, "out of memory ordering");
 }

@@ -21,6 +21,8 @@ typedef struct gdag {
   int32_t *pred_off, *pred;   /* distinct predecessor groups */
   uint64_t *alloc;            /* bytes a group allocates */
   uint64_t *dead;             /* bytes freed right after the group */
+  uint64_t *ws;               /* a group's workspace, live at its step
+                                 only (NULL: none; lpmf counts it) */
   int32_t n_items;            /* freeable items */
   uint64_t *item_bytes;       /* item -> bytes */
   int32_t *cons_off, *cons;   /* item -> distinct consumer groups */
@@ -73,5 +75,24 @@ int gdag_postorder(int32_t n, const int32_t *roots, const int32_t *off,
  * (inductor_order.c) */
 fp_status inductor_reorder(const fp_graph *g, const fp_plan *p, fp_plan *out,
                            fp_order *chosen, fp_error *err);
+
+/* inductor_reorder for a plan whose groups are the kernels code
+ * generation emits: kernel t of p belongs to scheduler group sched[t]
+ * (0 <= sched[t] < n_ids), Inductor orders the scheduler groups, each
+ * all the members of its kernels, and each one's kernels follow in their
+ * order in p.  Rewrites p's groups in place.  Fails with FP_ENOMEM.
+ * (inductor_order.c) */
+fp_status inductor_reorder_parts(const fp_graph *g, fp_plan *p,
+                                 const int32_t *sched, int32_t n_ids,
+                                 fp_order *chosen, fp_error *err);
+
+/* inductor_reorder for a legal plan p of kernels, into out: on a graph
+ * with loop nests, the kernels are first regrouped into Inductor's
+ * scheduler groups (those that outer-loop fusion joins into a group
+ * that code generation splits, docs/heuristics.md), then
+ * inductor_reorder_parts.  Fails with FP_ENOMEM.  (inductor_order.c) */
+fp_status inductor_reorder_kernels(const fp_graph *g, const fp_plan *p,
+                                   fp_plan *out, fp_order *chosen,
+                                   fp_error *err);
 
 #endif /* FP_ORDER_INTERNAL_H */

@@ -93,7 +93,7 @@ fp_status fp_plan_reorder(const fp_graph *g, fp_plan *p, fp_order order,
     goto done;
   }
   if (order == FP_ORDER_INDUCTOR) {
-    st = inductor_reorder(g, p, best, &applied, err);
+    st = inductor_reorder_kernels(g, p, best, &applied, err);
     /* Its orders are not evaluated on the way (Inductor's estimate picks
      * them), so the verifier sees the answer here. */
     fp_error why;

@@ -631,7 +631,9 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
     goto oom;
   /* fixed - (rewards - cut): the least live bytes, never negative */
   int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
-  *out = resident + (uint64_t)(least > 0 ? least : 0);
+  /* G's workspaces are live at its step too, beside the least live. */
+  *out = resident + (uint64_t)(least > 0 ? least : 0) +
+         fp_graph_group_workspace(W->g, grp, ng);
   *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
   goto done;
 oom:
@@ -720,7 +722,8 @@ static int node_figures(const pb_work *W, uint64_t resident, const live_sums *L,
       freed[nf++] = b; /* may be freed before some step */
   }
   for (int32_t x = 0; x < W->n; x++) {
-    uint64_t s = resident + L->all[x];
+    /* x's workspace is live at step(x) in every plan. */
+    uint64_t s = resident + L->all[x] + fp_graph_node(W->g, x)->workspace;
     for (int32_t i = 0; i < nf; i++) {
       const fp_buffer *buf = fp_graph_buffer(W->g, freed[i]);
       if (!live_at(W, buf, x))
@@ -981,6 +984,73 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
     return FP_OK;
   fp_status st = rules_bound(g, max_fusion_size, &rules, err);
   *out = rules > *out ? rules : *out;
+  return st;
+}
+
+/* The group's figure: the min cut at G less the smallest of its nodes'
+ * in-place caps (each bounds what takeovers save at G's step). */
+static fp_status group_figure(const pb_work *W, const uint64_t *capx,
+                              const int32_t *grp, int32_t ng, uint64_t resident,
+                              uint64_t *out, fp_error *err) {
+  uint64_t s = resident, cap = UINT64_MAX;
+  double work = 0;
+  fp_status st = step_cut_bound(W, grp, ng, no_force, resident, &s, &work, err);
+  for (int32_t i = 0; i < ng; i++)
+    cap = capx[grp[i]] < cap ? capx[grp[i]] : cap;
+  s = sub_cap(s, ng > 0 ? cap : 0);
+  *out = st == FP_OK && s > resident ? s : resident;
+  return st;
+}
+
+/* FP_EARG unless the groups are well formed: n_groups >= 0, start[]
+ * from 0 and never falling, every node an index of g. */
+static fp_status check_groups(const fp_graph *g, const int32_t *nodes,
+                              const int32_t *start, int32_t n_groups,
+                              fp_error *err) {
+  const char *fn = "peak group bounds";
+  if (n_groups < 0)
+    return fp_error_set(err, FP_EARG, "%s: n_groups %d < 0", fn, (int)n_groups);
+  if (n_groups > 0 && (fp_arg_ptr(nodes, fn, "nodes", err) != FP_OK ||
+                       fp_arg_ptr(start, fn, "start", err) != FP_OK))
+    return FP_EARG;
+  for (int32_t i = 0; i < n_groups; i++) {
+    if ((i == 0 && start[0] != 0) || start[i + 1] < start[i])
+      return fp_error_set(err, FP_EARG, "%s: group %d: bad start", fn, (int)i);
+    for (int32_t j = start[i]; j < start[i + 1]; j++)
+      if (nodes[j] < 0 || nodes[j] >= fp_graph_node_count(g))
+        return fp_error_set(err, FP_EARG, "%s: group %d: no node %d", fn,
+                            (int)i, (int)nodes[j]);
+  }
+  return FP_OK;
+}
+
+fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
+                               const int32_t *nodes, const int32_t *start,
+                               int32_t n_groups, uint64_t *out, fp_error *err) {
+  if (fp_arg_graph(g, "peak group bounds", err) != FP_OK ||
+      fp_arg_ptr(out, "peak group bounds", "out", err) != FP_OK ||
+      check_groups(g, nodes, start, n_groups, err) != FP_OK)
+    return FP_EARG;
+  uint64_t resident = fp_graph_resident_bytes(g);
+  for (int32_t i = 0; i < n_groups; i++)
+    out[i] = resident;
+  if (n_groups == 0 || !node_rule_affordable(g) ||
+      graph_size(g) > PB_MAX_CUT_SIZE)
+    return FP_OK;
+  pb_work W;
+  uint64_t *capx = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *capx);
+  fp_status st = capx ? work_build(&W, g, max_fusion_size, err)
+                      : fp_error_set(err, FP_ENOMEM, "out of memory");
+  if (!capx)
+    return st;
+  if (st == FP_OK &&
+      step_caps(&W, fp_inplace_step_cap(g, max_fusion_size), capx) != 0)
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
+  for (int32_t i = 0; st == FP_OK && i < n_groups; i++)
+    st = group_figure(&W, capx, nodes + start[i], start[i + 1] - start[i],
+                      resident, &out[i], err);
+  work_free(&W);
+  free(capx);
   return st;
 }
 

@@ -23,6 +23,20 @@
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err);
 
+/* For each group i of a legal plan of g, given as the nodes
+ * nodes[start[i] .. start[i + 1]) (i < n_groups), sets out[i] to a lower
+ * bound on the peak of every legal plan of g that puts that group's nodes
+ * in one group: the min-cut rule of peak_bound.c with G the group (a
+ * group of a legal plan is convex, as the rule needs), less what in-place
+ * takeovers may save at its step.  Past the min cuts' size limit every
+ * out[i] is the resident bytes.  FP_EARG (a NULL pointer, an unfinalized
+ * graph, n_groups < 0, start[0] != 0 or falling, a node out of range),
+ * or FP_ENOMEM (out[] then holds at least the resident bytes, still
+ * valid). */
+fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
+                               const int32_t *nodes, const int32_t *start,
+                               int32_t n_groups, uint64_t *out, fp_error *err);
+
 /* The most bytes in-place takeovers (docs/cost-model.md, "In-place
  * kernels") can save at any one step of a plan whose groups hold at most
  * max_fusion_size nodes (0: the graph's own limit): the sum of the

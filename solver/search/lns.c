@@ -29,6 +29,7 @@
 #include "model/args.h"
 #include "model/util.h"
 #include "solver/bound/bound.h"
+#include "solver/bound/forced.h"
 #include "solver/bound/least_traffic.h"
 #include "solver/common/services.h"
 #include "solver/mip/ilp_model.h"
@@ -138,6 +139,7 @@ typedef struct lns {
   int64_t moves_clean; /* L->accepted when a whole pass of moves kept
                           none (-1: never): no use trying again until
                           some window changes the plan */
+  int64_t peak_clean;  /* the same for a whole peak pass */
   bool both_proven;    /* the exact search gave the lexicographic optimum */
   bool exact_tried;    /* exact_again ran */
   int32_t step_x;      /* the node the step bound last priced (-1: none) */
@@ -720,8 +722,9 @@ static fp_status gather_pass(lns *L, bool *improved, fp_error *err) {
   return st;
 }
 
-/* A pass of single-node moves (moves.c) within MOVE_TIME_SHARE of the
- * time limit; *improved when one was kept.  FP_OK or FP_ENOMEM. */
+/* A pass of groups moved across the peak step, then of single-node moves
+ * (moves.c), within MOVE_TIME_SHARE of the time limit; *improved when one
+ * was kept.  FP_OK or FP_ENOMEM. */
 static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
   *improved = false;
   if (L->moves_made && L->moves_clean == L->accepted)
@@ -732,12 +735,23 @@ static fp_status move_pass(lns *L, bool *improved, fp_error *err) {
   solver_move_state S = {L->g,    L->prm,    L->k,      L->eager_peak,
                          &L->cur, &L->trial, &L->cur_m, L->step};
   double cap = fp_clock_now() + MOVE_TIME_SHARE * L->prm->time_limit_s;
-  int32_t moved = 0;
+  int32_t moved = 0, relocated = 0;
   bool whole = false;
-  fp_status st =
-      solver_move_pass(&S, &L->moves, cap < L->deadline ? cap : L->deadline,
-                       &moved, &whole, err);
-  if (moved == 0 && whole)
+  cap = cap < L->deadline ? cap : L->deadline;
+  /* groups across the peak first (evaluations only, one per group), on
+   * at most half the share, so that a large graph's scan cannot starve
+   * the moves; not again on a plan it has scanned whole */
+  double half = fp_clock_now() + 0.5 * (cap - fp_clock_now());
+  fp_status st = FP_OK;
+  if (L->peak_clean != L->accepted) {
+    st = solver_peak_pass(&S, half, &relocated, err);
+    if (st == FP_OK && relocated == 0 && fp_clock_now() <= half)
+      L->peak_clean = L->accepted;
+  }
+  if (st == FP_OK)
+    st = solver_move_pass(&S, &L->moves, cap, &moved, &whole, err);
+  moved += relocated;
+  if (moved == relocated && whole)
     L->moves_clean = L->accepted;
   if (moved > 0) {
     *improved = true;
@@ -792,6 +806,7 @@ static fp_status lns_init(lns *L, const fp_graph *g, const fp_ilp_params *prm,
   L->node_limit = FP_AUTO_WINDOW_NODE_LIMIT;
   L->rng = prm->seed * 0x9E3779B97F4A7C15ULL + 1;
   L->moves_clean = -1;
+  L->peak_clean = -1;
   L->step_x = -1;
   L->bound2 = NAN;
   fp_status st = solver_eager_peak(g, &L->eager_peak, err);
@@ -926,6 +941,12 @@ static fp_status second_bound(lns *L, fp_error *err) {
   if (L->prm->cancel && *L->prm->cancel)
     return FP_OK;
   fp_status st = solver_second_bound(L->g, L->prm, &L->cur_m, t, &b, err);
+  /* The first level proven: the groups least traffic forces count too. */
+  if (st == FP_OK && !stop && L->bound >= (double)L->cur_m.traffic_bytes)
+    st = solver_forced_peak_bound(
+        L->g, L->prm, L->cur, &L->cur_m,
+        L->deadline - fp_clock_now() < t ? L->deadline - fp_clock_now() : t, &b,
+        err);
   if (st == FP_OK && (isnan(L->bound2) || b > L->bound2))
     L->bound2 = b;
   return st;

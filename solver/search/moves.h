@@ -72,4 +72,17 @@ fp_status solver_move_pass(solver_move_state *S, solver_moves *mv,
                            double deadline, int32_t *moved, bool *whole,
                            fp_error *err);
 
+/* Whole groups moved across the peak step of *S->cur (moves.c, "groups
+ * around the peak"): a group that runs at or before the peak step and
+ * whose outputs are all read after it goes just before its first reader;
+ * one that runs at or after it and whose producers all ran before it,
+ * just after its last producer.  Only the order changes (the grouping,
+ * hence the traffic, never does).  The first candidate that meets the
+ * limits and beats *cur (solver_better) is kept and the scan starts again
+ * at the new peak, until none does or `deadline` (or the cancel flag);
+ * *moved counts those kept.  FP_OK or FP_ENOMEM (then *cur is still a
+ * legal plan with figures *cur_m and steps `step`). */
+fp_status solver_peak_pass(solver_move_state *S, double deadline,
+                           int32_t *moved, fp_error *err);
+
 #endif /* FP_MOVES_H */

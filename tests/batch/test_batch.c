@@ -21,6 +21,7 @@
 #include "heuristics/heuristics.h"
 #include "model/eval.h"
 #include "model/io.h"
+#include "solver/solver.h"
 #include "solver/window/cut.h"
 #include "tests/testutil.h"
 
@@ -45,6 +46,7 @@ static fp_batch_item base_item(void) {
   snprintf(it.method, sizeof it.method, "auto");
   it.traffic_limit = UINT64_MAX;
   it.time_limit_s = 10;
+  it.gap = FP_ILP_DEFAULT_GAP, it.gap2 = FP_ILP_DEFAULT_GAP2;
   it.seed = 1;
   return it;
 }
@@ -60,8 +62,10 @@ START_TEST(item_ids_hash_the_spec_and_version_only) {
   b.source = "elsewhere/copy.json.gz";
   fp_batch_item_finish(&b, "1.0");
   ck_assert_str_eq(a.id, b.id); /* the same content anywhere: one id */
+  /* The default tolerances are not in the spec: older items keep ids. */
+  ck_assert_ptr_null(strstr(spec, "gap"));
   /* Every setting that decides the result changes the id. */
-  for (int k = 0; k < 9; k++) {
+  for (int k = 0; k < 11; k++) {
     fp_batch_item c = base_item();
     switch (k) {
     case 0:
@@ -87,6 +91,12 @@ START_TEST(item_ids_hash_the_spec_and_version_only) {
       break;
     case 7:
       c.seed = 2;
+      break;
+    case 8:
+      c.gap2 = 0;
+      break;
+    case 9:
+      c.gap = 1e-4;
       break;
     default:
       c.n_compare = 1;

@@ -211,6 +211,14 @@ t_run "$FUSEPLAN" batch --manifest "$T/m_huge" -o "$T/huge" -q
 t_exit 0
 t_eq "solved" "$(count "$T/huge" status optimal)" 1
 
+t_case "a manifest's gap2 makes an item of its own, solved to that tolerance"
+printf '{"graph": "%s"}\n{"graph": "%s", "gap2": 0, "gap": 0}\n' "$G" "$G" \
+  >"$T/m_gap"
+t_run "$FUSEPLAN" batch --manifest "$T/m_gap" -o "$T/gapds" -q --compare ''
+t_exit 0
+t_eq "items" "$(rows "$T/gapds" | wc -l)" 2
+t_eq "gold" "$(count "$T/gapds" gold true)" 2
+
 # ---- the exit status is the dataset's ---------------------------------------
 
 t_case "an infeasible item: exit 1, and 1 again on the identical rerun"
@@ -367,6 +375,11 @@ usage "unknown method" "$G" --method fastest
 t_err_has "options: unknown method 'fastest'"
 usage "unknown objective" "$G" --objective smallest
 usage "unknown compared method" "$G" --compare greedy,psychic
+printf '{"graph": "%s", "gap2": 1}\n' "$G" >"$T/m_gap2"
+bad "gap2 out of range in the manifest" --manifest "$T/m_gap2"
+t_err_has "m_gap2:1: gap2 '1'"
+usage "bad gap" "$G" --gap -1
+t_err_has "options: gap '-1'"
 printf '{"graph": "%s", "method": "fastest"}\n' "$G" >"$T/m_meth"
 bad "unknown method in the manifest" --manifest "$T/m_meth"
 t_err_has "m_meth:1: unknown method 'fastest'"

@@ -14,26 +14,28 @@ t_init
 D=$top_srcdir/data/graphs
 B=$top_builddir/bench/bench_replica
 
-# Where greedy's groups equal Inductor's (15 of 21 graphs since the
-# corpus's plans are the kernels code generation emits, 2026-12-07; 18
-# before: where code generation split a scheduler group, greedy forms a
-# larger group than the emitted kernels, e.g. the ViT forwards' LayerNorm
-# groups: Inductor [op37], greedy [op37 op38 op39]).
-SAME_GROUPS='convnext_tiny.bwd deit_small_patch16_224.bwd gpt2-triton.bwd
-gpt2-triton.fwd gpt2.bwd mixer_b16_224.fwd mobilenetv3_large_100.bwd
+# Where greedy's groups and order equal Inductor's (19 of 21 graphs:
+# greedy forms Inductor's scheduler groups, outer-loop fused ones
+# included, splits them as code generation does and orders the scheduler
+# groups; 15 and 11 before).  volo_d1_224.bwd: an outer-loop fusion
+# Inductor refuses ({op29, op28, op30, op37} with {op31, op36}) that the
+# exported loops allow; resnet50.fwd: docs/heuristics.md.
+SAME_GROUPS='convnext_tiny.bwd convnext_tiny.fwd deit_small_patch16_224.bwd
+deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd
+gpt2.fwd mixer_b16_224.fwd mobilenetv3_large_100.bwd
 mobilenetv3_large_100.fwd resnet50-triton.bwd resnet50-triton.fwd
-resnet50.bwd vit_base_patch16_224.bwd volo_d1_224-triton.bwd
-volo_d1_224-triton.fwd volo_d1_224.bwd'
-# Where the order is equal too (9; 11 before the corpus was exported
-# again with inputs the compiled step frees marked freeable, 2026-12-07:
-# gpt2's backward graphs now free tangents_1, and the replica's order
-# differs from Inductor's at step 11).
-SAME_ORDER='convnext_tiny.bwd deit_small_patch16_224.bwd gpt2-triton.fwd
-mixer_b16_224.fwd resnet50-triton.bwd resnet50-triton.fwd
-vit_base_patch16_224.bwd volo_d1_224-triton.bwd volo_d1_224-triton.fwd'
-# Where --order inductor on Inductor's groups gives Inductor's order (9;
-# 11 before, 20 before the re-export of the emitted kernels).
-SAME_REORDER=$SAME_ORDER
+resnet50.bwd vit_base_patch16_224.bwd vit_base_patch16_224.fwd
+volo_d1_224-triton.bwd volo_d1_224-triton.fwd volo_d1_224.fwd'
+SAME_ORDER=$SAME_GROUPS
+# Where --order inductor on Inductor's own kernels gives Inductor's order
+# (20; 11 while it ordered each kernel alone, 20 before the re-export):
+# all but volo_d1_224.fwd, whose kernels it regroups otherwise.
+SAME_REORDER='convnext_tiny.bwd convnext_tiny.fwd deit_small_patch16_224.bwd
+deit_small_patch16_224.fwd gpt2-triton.bwd gpt2-triton.fwd gpt2.bwd
+gpt2.fwd mixer_b16_224.fwd mobilenetv3_large_100.bwd
+mobilenetv3_large_100.fwd resnet50-triton.bwd resnet50-triton.fwd
+resnet50.bwd resnet50.fwd vit_base_patch16_224.bwd vit_base_patch16_224.fwd
+volo_d1_224-triton.bwd volo_d1_224-triton.fwd volo_d1_224.bwd'
 
 # col NAME COL: column COL (1-based, between the pipes) of NAME's row.
 col() {
@@ -69,14 +71,15 @@ done
 # The graphs exported beyond the corpus (data/exported), on which nothing
 # was tuned.  Before the re-export of 2026-12-07 greedy reproduced
 # Inductor's plan, groups and order, on all 12; since Inductor's plan is
-# the kernels code generation emits: groups on 9, order and --order
-# inductor on 5, on 4 since inputs the step frees are marked freeable
-# (resmlp_12_224.bwd's three).
+# the kernels code generation emits: groups on 9, order on 5; with the
+# scheduler groups and their splits: groups, order and --order inductor
+# on 12.
 SAME_GROUPS_EXPORTED='efficientnet_b0.bwd efficientnet_b0.fwd levit_128.bwd
-levit_128.fwd mobilevit_s.bwd poolformer_s12.bwd resmlp_12_224.bwd
-resmlp_12_224.fwd swin_tiny_patch4_window7_224.bwd'
-SAME_ORDER_EXPORTED='mobilevit_s.bwd poolformer_s12.bwd resmlp_12_224.fwd
-swin_tiny_patch4_window7_224.bwd'
+levit_128.fwd mobilevit_s.bwd mobilevit_s.fwd poolformer_s12.bwd
+poolformer_s12.fwd resmlp_12_224.bwd resmlp_12_224.fwd
+swin_tiny_patch4_window7_224.bwd swin_tiny_patch4_window7_224.fwd'
+SAME_ORDER_EXPORTED=$SAME_GROUPS_EXPORTED
+SAME_REORDER_EXPORTED=$SAME_GROUPS_EXPORTED
 t_case 'bench_replica runs on data/exported'
 set --
 for g in "$top_srcdir"/data/exported/*.json.gz; do
@@ -90,9 +93,12 @@ t_case 'exported graphs: greedy forms Inductor groups'
 for n in $SAME_GROUPS_EXPORTED; do
   t_true "$n: groups differ: $(col "$n" 7)" test "$(col "$n" 4)" = yes
 done
-t_case 'exported graphs: greedy puts them in Inductor order, as --order inductor does'
+t_case 'exported graphs: greedy puts them in Inductor order'
 for n in $SAME_ORDER_EXPORTED; do
   t_true "$n: order differs: $(col "$n" 7)" test "$(col "$n" 6)" = yes
+done
+t_case 'exported graphs: --order inductor reproduces reorder_for_peak_memory'
+for n in $SAME_REORDER_EXPORTED; do
   t_true "$n: --order inductor differs" test "$(col "$n" 8)" = yes
 done
 

@@ -4,7 +4,9 @@
 # foreign, a stale and an unfusible plan, the fallback, bad plan
 # directories, an unsupported torch; tools/tests/test_two_hop.py: the
 # exporter's verdicts on pairs two steps apart, convnext's LayerNorm
-# triple; test_whole_step.py: whole-step and fake-tensor export;
+# triple; test_pairs.py: the pair checks at scale (two-hop pairs, pairs
+# only an extern joins, pairs Inductor refuses for their distance);
+# test_whole_step.py: whole-step and fake-tensor export;
 # test_fidelity.py: entry-live bytes against the compiled step, in-place
 # pairs against Inductor's own in-place updates; test_measure.py: a CPU
 # peak measured again after unprofiled steps is the same figure), and the

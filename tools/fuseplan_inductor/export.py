@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import inplace, loops, measure, optim, oracle, outer, prefusion, record
+from . import inplace, loops, measure, optim, oracle, outer, prefusion, record, workspace
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -332,18 +332,103 @@ def _stand_in_outputs(gm, output_strides, inputs):
 def _two_hop_pairs(pairs, pos):
     """The pairs (u, v), u before v in program order (POS: node name ->
     position), of nodes that share a buffer with a common third node
-    (PAIRS: the pairs that share a buffer)."""
-    near = {}
-    for u, v in pairs:
-        near.setdefault(u, set()).add(v)
-        near.setdefault(v, set()).add(u)
+    (PAIRS: the pairs that share a buffer), less PAIRS themselves.  Only
+    the neighbours of a node through two different buffers are paired:
+    those through one buffer share it (a pair of PAIRS), so a buffer read
+    by k nodes costs k^2, not k^3 (_scaled_pairs)."""
+    near = {}  # node -> {buffer: the nodes it shares that buffer with}
+    for (u, v), bufs in pairs.items():
+        for b in bufs:
+            near.setdefault(u, {}).setdefault(b, set()).add(v)
+            near.setdefault(v, {}).setdefault(b, set()).add(u)
     out = set()
-    for ns in near.values():
-        ns = sorted(ns, key=pos.get)
-        for i, u in enumerate(ns):
-            for v in ns[i + 1:]:
-                out.add((u, v))
-    return out
+    for by_buf in near.values():
+        sets = list(by_buf.values())
+        for i, a in enumerate(sets):
+            for c in sets[i + 1:]:
+                for u in a:
+                    for v in c:
+                        if u != v:
+                            out.add((u, v) if pos[u] < pos[v] else (v, u))
+    return out - pairs.keys()
+
+
+def _extern_reach(nodes):
+    """Scaled pair checks (_scaled_pairs): per node index, the nodes it
+    reaches (bit sets over node indices) along any path, and along paths
+    whose inner nodes are not extern.  None when NODES are not in
+    dependency order (then nothing is skipped)."""
+    n = len(nodes)
+    writer = {w: i for i, nd in enumerate(nodes) for w in nd["writes"]}
+    kids = [set() for _ in range(n)]
+    for i, nd in enumerate(nodes):
+        for r in nd["reads"]:
+            w = writer.get(r if isinstance(r, str) else r["buffer"])
+            if w is not None and w != i:
+                if w > i:
+                    return None
+                kids[w].add(i)
+    desc, free = [0] * n, [0] * n
+    for i in range(n - 1, -1, -1):
+        d = f = 0
+        for c in kids[i]:
+            d |= (1 << c) | desc[c]
+            f |= (1 << c) | (free[c] if nodes[c]["kind"] != "extern" else 0)
+        desc[i], free[i] = d, f
+    return desc, free
+
+
+def _scaled_pairs(nodes, pairs, two_hop, pos):
+    """PAIRS and TWO_HOP (node pairs, u before v) less those that no plan
+    can ever group: v depends on u only through an extern node.  A group
+    holds every node on a path between two of its members (Inductor's
+    will_fusion_create_cycle, fuseplan's dependency order) and an extern
+    node is never fused, so asking Inductor about such a pair only adds an
+    unfusible pair that the order already implies.  Under gradient
+    clipping (_foreach_norm is an extern on the CPU) these are every
+    gradient's producers paired with every parameter's clipping, through
+    the global norm: the k^2 two-hop checks that kept the 70B and 405B
+    exports from finishing.  Returns the two kept, and how many were
+    dropped."""
+    reach = _extern_reach(nodes)
+    if reach is None:
+        return pairs, two_hop, 0
+    desc, free = reach
+
+    def separated(p):
+        u, v = pos[p[0]], pos[p[1]]
+        return (desc[u] >> v) & 1 and not (free[u] >> v) & 1
+
+    kept = {p: b for p, b in pairs.items() if not separated(p)}
+    kept2 = {p for p in two_hop if not separated(p)}
+    return kept, kept2, len(pairs) - len(kept) + len(two_hop) - len(kept2)
+
+
+def _far_refused(sched, a, b):
+    """Whether Inductor's can_fuse refuses A and B in either order for
+    their distance alone, so that it need not be asked: both are plain
+    SchedulerNodes (no template, foreach or fused node, whose checks may
+    accept early), neither depends on the other (can_fuse then ends in
+    choices.can_fuse_horizontal), the default choices are in use, no
+    mix-order reduction pair is involved (which skips the check), and
+    are_long_distant_nodes holds (more than
+    64 positions apart in Inductor's order; fusing only widens the span,
+    so no later round asks either).  A buffer read by k nodes far apart
+    (the clipping coefficient, read by every parameter's update) then
+    costs k^2 set lookups, not k^2 can_fuse calls."""
+    from torch._inductor.choices import InductorChoices
+    from torch._inductor.scheduler import MixOrderReduction, SchedulerNode
+    from torch._inductor.virtualized import V
+
+    if type(a) is not SchedulerNode or type(b) is not SchedulerNode:
+        return False
+    if type(V.choices).can_fuse_horizontal is not InductorChoices.can_fuse_horizontal:
+        return False
+    if not sched.are_long_distant_nodes(a, b):
+        return False
+    if b.ancestors & a.get_operation_names() or a.ancestors & b.get_operation_names():
+        return False
+    return not (MixOrderReduction.can_fuse(a, b) or MixOrderReduction.can_fuse(b, a))
 
 
 def _backend_verdict(sched, a, b):
@@ -384,7 +469,7 @@ def _candidate_verdicts(sched, cap):
             b = r if isinstance(r, str) else r["buffer"]
             readers.setdefault(b, set()).add(nd["name"])
     kinds = {nd["name"]: nd["kind"] for nd in nodes}
-    pairs = set()
+    pairs = {}  # (u, v), u first -> the buffers they share
     for b, rs in readers.items():
         group = sorted(x for x in rs if kinds[x] != "extern")
         w = writer.get(b)
@@ -395,14 +480,22 @@ def _candidate_verdicts(sched, cap):
                 u, v = group[i], group[j]
                 if pos[u] > pos[v]:
                     u, v = v, u
-                pairs.add((u, v))
+                pairs.setdefault((u, v), []).append(b)
+    two_hop = _two_hop_pairs(pairs, pos)
+    pairs, two_hop, skipped = _scaled_pairs(nodes, pairs, two_hop, pos)
+    cap.meta["pairs_skipped_extern"] = skipped
     verdict = {}
     sn = cap.sched_nodes
-    for u, v in sorted(_two_hop_pairs(pairs, pos) - pairs, key=lambda p: (pos[p[0]], pos[p[1]])):
+    for u, v in sorted(two_hop, key=lambda p: (pos[p[0]], pos[p[1]])):
         verdict[(u, v)] = _backend_verdict(sched, sn[u], sn[v])
+    far = 0
     for u, v in sorted(pairs, key=lambda p: (pos[p[0]], pos[p[1]])):
         a, b = sn[u], sn[v]
         ok = False
+        if _far_refused(sched, a, b):
+            verdict[(u, v)] = False
+            far += 1
+            continue
         try:
             ok = bool(sched.can_fuse(a, b, check_cycle=False))
             if not ok and not (b.ancestors & a.get_operation_names()):
@@ -410,6 +503,7 @@ def _candidate_verdicts(sched, cap):
         except TypeError:
             ok = bool(sched.can_fuse(a, b))
         verdict[(u, v)] = ok
+    cap.meta["pairs_far_refused"] = far
     return verdict
 
 
@@ -956,14 +1050,17 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  which: Sequence[str] = ("fwd", "bwd"),
                  extra: dict[str, Any] | None = None,
                  whole_step: str | None = None,
-                 oracle_samples: int = 0, inplace_pairs: bool = True) -> list[Exported]:
+                 oracle_samples: int = 0, inplace_pairs: bool = True,
+                 workspaces: bool = True) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
     OUT/NAME.stepEXT (WHICH is then ignored); with ORACLE_SAMPLES > 0, that
     many sampled groups are asked of Inductor (oracle.py) and recorded in
     each graph's meta.oracle; with INPLACE_PAIRS, each kernel node gets its
-    in-place pairs (inplace.py; the graph is then version 3).  Returns
+    in-place pairs (inplace.py; the graph is then version 3); with
+    WORKSPACES, each extern node its measured workspace (workspace.py;
+    version 4 when some is not 0), unless the model is fake.  Returns
     the list of Exported; raises RuntimeError when nothing was captured,
     ValueError on a bad WHOLE_STEP, and whatever torch raises."""
     import torch
@@ -986,7 +1083,10 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
     if not state["captures"]:
         raise RuntimeError("no graph was captured")
     os.makedirs(out, exist_ok=True)
-    done, seen = [], {}
+    done, seen, ws_cache = [], {}, {}
+    why_not = "" if workspaces else "turned off (--no-workspaces)"
+    if workspaces and _is_fake(model, inputs):
+        why_not = "fake tensors: the extern kernels cannot run"
     for cap in state["captures"]:
         if cap.which not in which:
             continue
@@ -1000,12 +1100,23 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
         _set_outside(g, live.get(idx))
         if cap.inplace is not None:
             inplace.annotate(g, *cap.inplace[0], cap.inplace[1])
+        workspace.annotate(g, cap.sched_nodes, ws_cache, not why_not, why_not)
         gp = os.path.join(out, f"{base}.{cap.which}{ext}")
         pp = os.path.join(out, f"{base}.{cap.which}.inductor.plan{ext}")
         dump(g, gp)
         dump(plan, pp)
         done.append(Exported(cap.which, g, plan, gp, pp))
     return done
+
+
+def _is_fake(model, inputs):
+    """Whether MODEL's parameters or INPUTS are fake tensors (--fake): then
+    no extern kernel can run to measure its workspace."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    ts = list(model.parameters()) + [x for x in inputs if isinstance(x, torch.Tensor)]
+    return any(isinstance(t, FakeTensor) for t in ts)
 
 
 def _entry_live(state, f, model, inputs, loss_fn):
@@ -1092,6 +1203,10 @@ def main(argv: list[str] | None = None) -> int:
                     "graph format version 3): the inputs whose storage Inductor may "
                     "write its output over, which the evaluator counts once "
                     "(default: on; --no-inplace writes none)")
+    ap.add_argument("--workspaces", action=argparse.BooleanOptionalAction, default=True,
+                    help="measure each extern node's workspace (node field workspace, graph "
+                    "format version 4): the temporaries its aten call holds, run alone on "
+                    "the CPU under the profiler (default: on; never under --fake)")
     args = ap.parse_args(argv)
     ctx = fake_tensors() if args.fake else contextlib.nullcontext()
     with ctx:
@@ -1127,7 +1242,8 @@ def _export_main(args):
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
                             extra=extra, whole_step=args.whole_step,
-                            oracle_samples=max(0, args.oracle), inplace_pairs=args.inplace)
+                            oracle_samples=max(0, args.oracle), inplace_pairs=args.inplace,
+                            workspaces=args.workspaces)
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1

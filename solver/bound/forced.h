@@ -1,0 +1,29 @@
+/*
+ * forced.h -- the second level's bound from the groups that traffic
+ * optimality forces (forced.c; docs/solver.md, "The second level's
+ * bound").  Not a public header.
+ */
+#ifndef FP_SOLVER_FORCED_H
+#define FP_SOLVER_FORCED_H
+
+#include "model/plan.h"
+#include "solver/solver.h"
+
+/* Raises *bound2 (NaN: none yet) to a lower bound on the peak of every
+ * legal plan of g within prm's limits whose traffic is m->traffic_bytes,
+ * for objective traffic (any other objective, or time_s <= 0, leaves it).
+ * `plan` is a legal plan of g within the limits with metrics m, and m's
+ * traffic must be the least traffic of every such plan (the first level
+ * proven): the caller's proof is what makes the bound hold.  The bound is
+ * the min cut at a group of `plan` (fp_peak_group_bounds) whose nodes
+ * every plan of that traffic groups: each member with the first, since
+ * the traffic bound with the pair declared unfusible exceeds it.  At most
+ * a few groups, those of the highest figures above *bound2, within time_s
+ * seconds.  FP_ENOMEM or a graph-building error (then *bound2 is as valid
+ * as before). */
+fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
+                                   const fp_plan *plan, const fp_metrics *m,
+                                   double time_s, double *bound2,
+                                   fp_error *err);
+
+#endif /* FP_SOLVER_FORCED_H */

@@ -1,0 +1,266 @@
+/*
+ * test_forced.c -- the second level's bound from the groups that traffic
+ * optimality forces (solver/bound/forced.c) and the min cut at a group
+ * it rests on (fp_peak_group_bounds, model/peak_bound.c), against every
+ * legal plan of random tiny graphs: plain ones, optimizer-like ones whose
+ * nodes take over their reads in place, both with linked pairs and with
+ * extern workspaces.
+ *
+ * The enumeration here walks sets: from the nodes already run, any
+ * non-empty set of the others whose producers have run or are in it is
+ * the next group; the evaluator judges legality.  Every ordered grouping
+ * arises once.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/eval.h"
+#include "model/peak_bound.h"
+#include "solver/bound/forced.h"
+#include "solver/solver.h"
+#include "tests/testutil.h"
+
+#define MAXN 6
+/* Least-traffic plans handed to the forced bound per graph, at most. */
+#define MAX_FACES 6
+
+typedef struct enum_state {
+  const fp_graph *g;
+  int32_t n;
+  uint32_t pred[MAXN];          /* producers of each node, as a mask */
+  int32_t order[MAXN * 2], len; /* groups so far: nodes, then -1 */
+  void (*visit)(struct enum_state *E, const fp_plan *p, const fp_metrics *m);
+  fp_plan *p;
+  /* what the visits gather */
+  uint64_t limit, best_traffic, best_peak;
+  int32_t faces, gains, tight, plans;
+  uint64_t structural;
+} enum_state;
+
+/* Builds E->p from E->order and evaluates it; visits it when legal. */
+static void enum_leaf(enum_state *E) {
+  fp_plan_clear(E->p);
+  ck_assert_int_eq(fp_plan_open_group(E->p, NULL), FP_OK);
+  for (int32_t i = 0; i < E->len; i++) {
+    if (E->order[i] >= 0)
+      ck_assert_int_eq(fp_plan_append_node(E->p, E->order[i], NULL), FP_OK);
+    else if (i + 1 < E->len)
+      ck_assert_int_eq(fp_plan_open_group(E->p, NULL), FP_OK);
+  }
+  fp_metrics m;
+  fp_status st = fp_plan_eval(E->g, E->p, &m, NULL, NULL);
+  if (st == FP_EILLEGAL)
+    return;
+  ck_assert_int_eq(st, FP_OK);
+  E->visit(E, E->p, &m);
+}
+
+/* Every next group out of the nodes not in `done`. */
+static void enum_rec(enum_state *E, uint32_t done) {
+  uint32_t all = (1u << E->n) - 1, left = all & ~done;
+  if (left == 0) {
+    enum_leaf(E);
+    return;
+  }
+  for (uint32_t s = left; s; s = (s - 1) & left) {
+    bool ready = true;
+    for (int32_t v = 0; v < E->n && ready; v++)
+      ready = !(s >> v & 1) || (E->pred[v] & ~(done | s)) == 0;
+    if (!ready)
+      continue;
+    int32_t mark = E->len;
+    for (int32_t v = 0; v < E->n; v++)
+      if (s >> v & 1)
+        E->order[E->len++] = v;
+    E->order[E->len++] = -1;
+    enum_rec(E, done | s);
+    E->len = mark;
+  }
+}
+
+/* Visits every legal plan of g. */
+static void enumerate(enum_state *E, const fp_graph *g) {
+  E->g = g;
+  E->n = fp_graph_node_count(g);
+  E->len = 0;
+  memset(E->pred, 0, sizeof E->pred);
+  for (int32_t v = 0; v < E->n; v++) {
+    const fp_node *nd = fp_graph_node(g, v);
+    for (int32_t i = 0; i < nd->n_reads; i++) {
+      int32_t w = fp_graph_buffer(g, nd->reads[i].buffer)->writer;
+      if (w >= 0)
+        E->pred[v] |= 1u << w;
+    }
+  }
+  E->p = fp_plan_create();
+  enum_rec(E, 0);
+  fp_plan_destroy(E->p);
+}
+
+/* A random tiny graph of one of the eight kinds (i mod 8): plain or
+ * optimizer-like, with or without linked pairs, with or without extern
+ * workspaces (a bound that forgets a workspace shows up as a plan below
+ * it). */
+static fp_graph *tiny_graph(tu_rng *r, int i) {
+  fp_graph *g =
+      i % 2 ? tu_random_update_graph(r, 3, MAXN) : tu_random_graph(r, 3, MAXN);
+  if (i % 4 >= 2)
+    g = tu_add_linked(g, r);
+  return i % 8 >= 4 ? tu_add_workspaces(g, r) : g;
+}
+
+/* The plan's groups as CSR arrays (caller frees). */
+static void plan_groups(const fp_plan *p, int32_t **nodes, int32_t **start) {
+  int32_t ng = fp_plan_group_count(p), at = 0;
+  *nodes = malloc(((size_t)fp_plan_entry_count(p) + 1) * sizeof **nodes);
+  *start = malloc(((size_t)ng + 1) * sizeof **start);
+  ck_assert(*nodes && *start);
+  for (int32_t i = 0; i < ng; i++) {
+    int32_t m;
+    const int32_t *grp = fp_plan_group(p, i, &m);
+    (*start)[i] = at;
+    for (int32_t j = 0; j < m; j++)
+      (*nodes)[at++] = grp[j];
+  }
+  (*start)[ng] = at;
+}
+
+/* Each group's figure bounds the plan's own peak (it holds for every plan
+ * that runs the group's nodes together, this one among them). */
+static void check_groups(enum_state *E, const fp_plan *p, const fp_metrics *m) {
+  int32_t *nodes, *start, ng = fp_plan_group_count(p);
+  uint64_t fig[MAXN];
+  plan_groups(p, &nodes, &start);
+  ck_assert_int_eq(fp_peak_group_bounds(E->g, 0, nodes, start, ng, fig, NULL),
+                   FP_OK);
+  for (int32_t i = 0; i < ng; i++) {
+    ck_assert_msg(fig[i] <= m->peak_bytes, "group %d: %llu over peak %llu", i,
+                  (unsigned long long)fig[i],
+                  (unsigned long long)m->peak_bytes);
+    E->gains += fig[i] > E->structural;
+  }
+  E->plans++;
+  free(nodes);
+  free(start);
+}
+
+START_TEST(group_bound_below_every_plan_with_the_group) {
+  int32_t gains = 0, plans = 0;
+  for (int i = 0; i < 120; i++) {
+    tu_rng r = {(uint64_t)(_i * 1000 + i) * 2654435761u + 11};
+    fp_graph *g = tiny_graph(&r, i);
+    enum_state E;
+    memset(&E, 0, sizeof E);
+    ck_assert_int_eq(fp_peak_bound(g, 0, 0, &E.structural, NULL), FP_OK);
+    E.visit = check_groups;
+    enumerate(&E, g);
+    gains += E.gains > 0;
+    plans += E.plans;
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_gt(plans, 1000);
+  ck_assert_msg(gains > 10, "above the peak bound on %d graphs", gains);
+}
+END_TEST
+
+/* Pass 1: the least traffic within the limit, and the least peak among
+ * the plans of that traffic. */
+static void find_optimum(enum_state *E, const fp_plan *p, const fp_metrics *m) {
+  (void)p;
+  if (m->peak_bytes > E->limit)
+    return;
+  if (m->traffic_bytes < E->best_traffic ||
+      (m->traffic_bytes == E->best_traffic && m->peak_bytes < E->best_peak)) {
+    E->best_traffic = m->traffic_bytes;
+    E->best_peak = m->peak_bytes;
+  }
+}
+
+/* Pass 2: handed any plan of least traffic, the forced bound stays at or
+ * under the least peak among them. */
+static void check_face(enum_state *E, const fp_plan *p, const fp_metrics *m) {
+  if (m->peak_bytes > E->limit || m->traffic_bytes != E->best_traffic ||
+      E->faces >= MAX_FACES)
+    return;
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  double b = NAN;
+  fp_error err;
+  ck_assert_msg(solver_forced_peak_bound(E->g, &prm, p, m, 1.0, &b, &err) ==
+                    FP_OK,
+                "%s", err.msg);
+  ck_assert_msg(isnan(b) || b <= (double)E->best_peak,
+                "forced bound %.0f over the least peak %llu", b,
+                (unsigned long long)E->best_peak);
+  E->faces++;
+  E->gains += !isnan(b) && b > (double)E->structural;
+  E->tight += !isnan(b) && b == (double)E->best_peak;
+}
+
+START_TEST(forced_bound_below_lexicographic_optimum) {
+  int32_t gains = 0, tight = 0, graphs = 0;
+  for (int i = 0; i < 100; i++) {
+    tu_rng r = {(uint64_t)(_i * 1000 + i) * 40503u + 3};
+    fp_graph *g = tiny_graph(&r, i);
+    fp_plan *eager = fp_plan_create();
+    fp_metrics em;
+    ck_assert_int_eq(fp_plan_make_eager(eager, g, NULL), FP_OK);
+    ck_assert_int_eq(fp_plan_eval(g, eager, &em, NULL, NULL), FP_OK);
+    enum_state E;
+    memset(&E, 0, sizeof E);
+    E.limit = em.peak_bytes; /* the default limit: the eager peak */
+    E.best_traffic = E.best_peak = UINT64_MAX;
+    ck_assert_int_eq(fp_peak_bound(g, 0, 0, &E.structural, NULL), FP_OK);
+    E.visit = find_optimum;
+    enumerate(&E, g);
+    ck_assert(E.best_traffic != UINT64_MAX); /* eager meets its own peak */
+    E.visit = check_face;
+    enumerate(&E, g);
+    gains += E.gains > 0;
+    tight += E.tight > 0;
+    graphs++;
+    fp_plan_destroy(eager);
+    fp_graph_destroy(g);
+  }
+  ck_assert_int_eq(graphs, 100);
+  ck_assert_msg(gains > 0, "above the peak bound on %d graphs", gains);
+  ck_assert_msg(tight > 0, "at the least peak on %d graphs", tight);
+}
+END_TEST
+
+/* Bad arguments are FP_EARG; no groups is no work. */
+START_TEST(group_bound_arguments) {
+  fp_graph *g = tu_chain_graph(3, 100);
+  uint64_t out[1];
+  int32_t nodes[1] = {0}, start[2] = {0, 1};
+  fp_error err;
+  ck_assert_int_eq(fp_peak_group_bounds(NULL, 0, nodes, start, 1, out, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_group_bounds(g, 0, nodes, start, 1, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_group_bounds(g, 0, NULL, start, 1, out, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_group_bounds(g, 0, NULL, NULL, 0, out, &err), FP_OK);
+  ck_assert_int_eq(fp_peak_group_bounds(g, 0, nodes, start, 1, out, &err),
+                   FP_OK);
+  ck_assert_uint_ge(out[0], fp_graph_resident_bytes(g));
+  fp_graph_destroy(g);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("forced");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, group_bound_below_every_plan_with_the_group, 0, 2);
+  tcase_add_loop_test(tc, forced_bound_below_lexicographic_optimum, 0, 2);
+  tcase_add_test(tc, group_bound_arguments);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  return tu_run(suite());
+}
