@@ -31,8 +31,9 @@
  * Cost: three n x n bit matrices (descendants, ancestors, strict); each
  * buffer's live set in O(n / 64) word operations per reader, plus bit
  * tests where the strict relation leaves it open; past PB_MAX_NODES or
- * PB_MAX_WORK (nodes x (buffers + reads)) the per-node rule falls back to
- * x's own reads and writes (still valid, weaker).
+ * PB_MAX_WORK (nodes x (buffers + reads)) only the step-0 and last-step
+ * rules apply (still valid, weaker: on a whole-step AdamW graph, the
+ * optimizer state alone).
  */
 #include <stdlib.h>
 #include <string.h>
