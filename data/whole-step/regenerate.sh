@@ -9,8 +9,9 @@
 # Usage: PYTHON=/path/to/venv/bin/python data/whole-step/regenerate.sh
 # (a python with the torch of tools/requirements.txt).  Under fake tensors
 # nothing is allocated or executed: about 2.5 minutes and 1 GB of memory
-# per graph on 2 cores, 5-7 CPU minutes for the 8B and 13B ones
-# (FP_WS_LARGE=1 adds Llama-3 70B and 405B sized -clip graphs).  `regenerate.sh --table-only [DIR]` prints the
+# per graph on 2 cores, 5-7 CPU minutes for the 8B and 13B ones and 12
+# for the 405B one (FP_WS_LARGE=1 adds Llama-3 70B and 405B sized -clip
+# graphs).  `regenerate.sh --table-only [DIR]` prints the
 # table of DIR (default: this directory) without exporting; it needs
 # build/fuseplan (or $FUSEPLAN) for the eager peak and traffic.
 set -eu
@@ -58,8 +59,14 @@ if [ "${1:-}" != --table-only ]; then
     --name llama3-8b-adamw-single-clip-triton
   $ex llama-d40-w5120-f13824-v32000 --whole-step=adamw-master-clip --cpu-backend triton \
     --name llama2-13b-adamw-single-clip-triton
-  # FP_WS_LARGE=1: Llama-3 70B and 405B shapes, about 7.5k and 11.5k
-  # nodes; not in this directory yet (README.md, *Export at scale*)
+  # Llama-3 405B's shape (d126 w16384 f53248, full-width heads), per
+  # parameter under Triton, without clipping: 11,508 nodes, about 12 CPU
+  # minutes and 4.3 GB (without the oracle's samples: not timed at this size)
+  $ex llama-d126-w16384-f53248-v128256 --whole-step=adamw-master --cpu-backend triton \
+    --oracle 0 --name llama3-405b-adamw-single-triton
+  # FP_WS_LARGE=1: Llama-3 70B and 405B shapes with clipping, about 7.5k
+  # and 11.5k nodes; not in this directory (README.md, *Export at scale*:
+  # the clipping's pair checks grow as the square of the depth)
   if [ "${FP_WS_LARGE:-0}" = 1 ]; then
     $ex llama-d80-w8192-f28672-v128256 --whole-step=adamw-master-foreach-clip \
       --name llama3-70b-adamw-clip
