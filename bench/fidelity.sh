@@ -15,8 +15,9 @@
 # Environment: FUSEPLAN_PYTHON  a python with fuseplan_inductor and the pinned
 #                               torch + timm; without one the section says so
 #              FP_FID_MODELS    models (default: the corpus models that run on
-#                               a CPU at batch 2, three more timm models and the
-#                               smallest whole-step Llama-style model; a
+#                               a CPU at batch 2, resnet18 and three more timm
+#                               models and the smallest whole-step Llama-style
+#                               model; a
 #                               llama-... name runs with --whole-step).  On 2
 #                               cores shared with other jobs (load ~13) a model
 #                               took 161 s (resmlp_12_224) to 744 s
@@ -39,8 +40,8 @@ bench_init fidelity "$@"
 py=${FUSEPLAN_PYTHON:-}
 # the package of this source tree, whatever version the python has installed
 export PYTHONPATH="$srcdir/tools${PYTHONPATH:+:$PYTHONPATH}"
-models=${FP_FID_MODELS:-resnet50 gpt2 deit_small_patch16_224 mobilenetv3_large_100 convnext_tiny \
-mixer_b16_224 efficientnet_b0 levit_128 resmlp_12_224 llama-d2-w256-v1k}
+models=${FP_FID_MODELS:-resnet50 resnet18 gpt2 deit_small_patch16_224 mobilenetv3_large_100 \
+convnext_tiny mixer_b16_224 efficientnet_b0 levit_128 resmlp_12_224 llama-d2-w256-v1k}
 batch=${FP_FID_BATCH:-2}
 seq=${FP_FID_SEQ:-128}
 secs=${FP_FID_S:-10}

@@ -292,8 +292,10 @@ def loop(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             whole_step=args.whole_step)
     given = _check_given(args.plans, exported) if args.plans else None
     graphs = _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given)
-    contexts = {"eager": _null_ctx, "inductor": observe,
-                "fuseplan": lambda: plans(args.plans or plan_dir, verify="report")}
+    flush = args.cpp_functions == "kernel"
+    contexts = {"eager": _null_ctx, "inductor": lambda: observe(flush_kernels=flush),
+                "fuseplan": lambda: plans(args.plans or plan_dir, verify="report",
+                                          flush_kernels=flush)}
     rows, ref = [], None
     for method, ctx in contexts.items():
         measured = _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs,
@@ -356,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="the training step as one graph (forward + backward, "
                    "torch.func.grad_and_value compiled whole) instead of AOTAutograd's "
                    "forward and backward graphs")
+    r.add_argument("--cpp-functions", default="kernel", choices=["kernel", "backend"],
+                   help="C++ functions of both compiled plans: one per kernel (default: "
+                   "the wrapper allocates one kernel's outputs at a time, as fuseplan's "
+                   "model counts) or the C++ backend's own (every kernel between two "
+                   "extern calls in one function)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
     r.add_argument("--threads", type=int, default=1,
