@@ -67,6 +67,28 @@ def _cpp_functions():
         cpp.KernelGroup.finalize_kernel, cpp.CppScheduling.flush = finalize, flush
 
 
+@contextlib.contextmanager
+def _reuses():
+    """Yields a list that gets (index of the freeing node, index of the
+    allocating node) for each reuse of a freed buffer the wrapper's memory
+    planning makes inside the block."""
+    from torch._inductor.codegen import wrapper
+
+    out, orig = [], wrapper.AllocateLine.should_reuse_buffer
+
+    def recording(self, free_line, size):
+        ok = orig(self, free_line, size)
+        if ok:
+            out.append((free_line.scheduler_node_index, self.scheduler_node_index))
+        return ok
+
+    wrapper.AllocateLine.should_reuse_buffer = recording
+    try:
+        yield out
+    finally:
+        wrapper.AllocateLine.should_reuse_buffer = orig
+
+
 def _step(model, inputs, loss_fn):
     torch._dynamo.reset()
     f = torch.compile(model, dynamic=False)
@@ -144,15 +166,17 @@ class TinyPlans(unittest.TestCase):
             self.assertTrue(r.kernels_match_plan)
             self.assertEqual(len(r.emitted), len(r.node_names))
 
-    def test_one_cpp_function_per_kernel(self):
+    def test_compiled_as_modelled(self):
         # the eager plan (every node alone): by default every C++ function
         # runs one kernel, so the wrapper allocates one kernel's outputs at
-        # a time; the C++ backend's own functions run several
+        # a time, and a freed buffer is reused only by the next kernel; the
+        # C++ backend's own functions run several
         d = self.plan_dir("flush", lambda w, ex: [[n["name"]] for n in ex.graph["nodes"]])
         peaks = {}
         for flush in (True, False):
             model = copy.deepcopy(self.model)
-            with _cpp_functions() as funcs, fi.plans(d, flush_kernels=flush) as ps:
+            with _cpp_functions() as funcs, _reuses() as reuses, \
+                    fi.plans(d, flush_kernels=flush, adjacent_reuse=flush) as ps:
                 torch._dynamo.reset()
                 step = measure.make_step(torch.compile(model, dynamic=False), model,
                                             self.inputs, self.loss)
@@ -162,6 +186,7 @@ class TinyPlans(unittest.TestCase):
                           if self.node(r, n[0])["kind"] != "extern")
             if flush:
                 self.assertEqual(funcs, [1] * kernels)
+                self.assertEqual([(a, a + 1) for a, _ in reuses], reuses)
             else:
                 self.assertGreater(max(funcs), 1, "the backend's functions are one kernel each")
         # one kernel's outputs at a time never holds more than the backend's
