@@ -82,17 +82,22 @@ tmp, models = sys.argv[1], sys.argv[2:]
 # measured causes of the residues over 2%, short; the measurements are in
 # docs/inductor.md, "Residues": (model, graph, method or "plan-to-plan")
 # -> cause; a residue without one reads "unexplained"
-KERNEL_GROUP = ("a C++ kernel group: the wrapper allocates the outputs of the 12 groups of "
-                "the last C++ function before calling it, 11 x 602,112 B more than fuseplan's "
-                "one group at a time")
 DW_CONV = ("an extern kernel's workspace: the peak is inside the channels-last depthwise "
            "{} convolution_backward on {}, which holds {} B of temporaries (as much alone)")
 CONVNEXT = DW_CONV.format("7x7", "(2, 768, 7, 7)", "38,688,768")
 EFFNET = DW_CONV.format("5x5", "(2, 1152, 7, 7)", "29,606,400")
 MOBILENET = DW_CONV.format("5x5", "(2, 960, 7, 7)", "24,672,000")
+R18_FWD = ("an extern kernel's workspace: the peak is inside the mkldnn_convolution of a "
+           "512x512 3x3 layer4 convolution, which allocates a 9,437,184 B copy of its weight "
+           "(measured 9,188,376 B over the prediction)")
+R18_BWD = ("an extern kernel's workspace: the peak is inside that convolution's "
+           "convolution_backward, which holds weight-sized (9,437,184 B) aten::to copies, "
+           "2 x 9,437,184 B of the 18,876,416 B residue")
 CAUSES = {
-    ("resmlp_12_224", "fwd", "inductor"): KERNEL_GROUP,
-    ("resmlp_12_224", "fwd", "fuseplan"): KERNEL_GROUP,
+    ("resnet18", "fwd", "inductor"): R18_FWD,
+    ("resnet18", "fwd", "fuseplan"): R18_FWD,
+    ("resnet18", "bwd", "inductor"): R18_BWD,
+    ("resnet18", "bwd", "fuseplan"): R18_BWD,
     ("convnext_tiny", "bwd", "eager"): CONVNEXT,
     ("convnext_tiny", "bwd", "inductor"): CONVNEXT,
     ("convnext_tiny", "bwd", "fuseplan"): CONVNEXT,
@@ -100,12 +105,6 @@ CAUSES = {
     ("mobilenetv3_large_100", "bwd", "fuseplan"): MOBILENET,
     ("efficientnet_b0", "bwd", "inductor"): EFFNET,
     ("efficientnet_b0", "bwd", "fuseplan"): EFFNET,
-    ("deit_small_patch16_224", "bwd", "plan-to-plan"): "the predicted gain is in-place outputs "
-    "that Inductor did not make in place for fuseplan's groups: without the pairs fuseplan "
-    "predicts 215,678,896 B, measured 215,612,648 B",
-    ("mixer_b16_224", "fwd", "plan-to-plan"): "likely a C++ kernel group: fuseplan's plan runs "
-    "28 groups as one C++ function; regrouped so, its timeline rises above Inductor's (487.7 "
-    "against 481.6 MB; measured 482.8 against 481.6)",
     ("llama-d2-w256-v1k", "step", "eager"): "eager's grad_and_value records the backward "
     "(create_graph=True) and keeps its saved tensors to the step's end",
 }
@@ -132,7 +131,10 @@ for m in models:
     km = i["kernels_match_plan"] and f["kernels_match_plan"]
     ok = all(r["outputs_match"] for r in rows.values())
     clean += bool(km and ok and not split)
-    status = f"{yn(km)} / {yn(ok)} / 0 / {split}"
+    # how both plans were compiled (rows before these fields: the backend's
+    # reuse of freed buffers)
+    reuse = i.get("buffer_reuse", "inductor")
+    status = f"{yn(km)} / {yn(ok)} / 0 / {split}" + ("" if reuse == "adjacent" else f" ({reuse} reuse)")
     t = f"{f['step_time_s'] / i['step_time_s']:.2f} ({i['step_time_s'] / e['step_time_s']:.2f})"
     top = max(range(len(e["graphs"])), key=lambda k: e["graphs"][k]["predicted_peak_bytes"])
     cells, diffs, notes = [[], [], []], [], {}

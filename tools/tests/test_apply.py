@@ -1,5 +1,6 @@
 """fuseplan_inductor.plans() on the tiny model: Inductor's own plan
-reproduces Inductor's kernels; a foreign, a stale, an unfusible plan, an
+reproduces Inductor's kernels; a plan compiles to one C++ function per
+kernel and reuses a freed buffer only in the next kernel; a foreign, a stale, an unfusible plan, an
 unsupported torch and a missing plan directory each give their one error;
 on_missing="inductor" falls back; importing the package with FUSEPLAN_PLANS
 set activates nothing, plans_from_env() does.  Run by tests/tools/test_inductor.sh
