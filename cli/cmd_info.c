@@ -49,6 +49,7 @@ static void print_json(const fp_graph *g, const graph_stats *s,
          "\"max_fusion_size\": %d, "
          "\"total_bytes\": %llu, \"resident_bytes\": %llu, "
          "\"outside_live_bytes\": %llu, \"inplace_pairs\": %d, "
+         "\"workspace_bytes\": %llu, \"largest_workspace_bytes\": %llu, "
          "\"eager\": {\"traffic_bytes\": %llu, \"peak_bytes\": %llu, "
          "\"kernels\": %d}, \"lower_bound\": {\"traffic_bytes\": %llu, "
          "\"peak_bytes\": %llu}}\n",
@@ -59,10 +60,28 @@ static void print_json(const fp_graph *g, const graph_stats *s,
          (int)fp_graph_max_fusion_size(g), (unsigned long long)s->total_bytes,
          (unsigned long long)fp_graph_resident_bytes(g),
          (unsigned long long)fp_graph_outside_live_bytes(g),
-         (int)fp_graph_inplace_count(g), (unsigned long long)m->traffic_bytes,
+         (int)fp_graph_inplace_count(g),
+         (unsigned long long)fp_graph_workspace_total(g),
+         (unsigned long long)fp_graph_workspace_max(g, NULL),
+         (unsigned long long)m->traffic_bytes,
          (unsigned long long)m->peak_bytes, (int)m->kernels,
          (unsigned long long)lb->traffic_bytes,
          (unsigned long long)lb->peak_bytes);
+}
+
+/* The nodes' workspaces (docs/cost-model.md#workspaces), only when some
+ * node has one: their total, and the largest with its node. */
+static void print_workspaces(const fp_graph *g) {
+  char b1[64], b2[64], safe[CLI_SAFE_MAX];
+  int32_t at;
+  uint64_t max = fp_graph_workspace_max(g, &at);
+  if (at < 0)
+    return;
+  printf("workspaces       %s  (largest %s, node '%s'; live during the "
+         "node's kernel)\n",
+         cli_bytes(fp_graph_workspace_total(g), b1, sizeof b1),
+         cli_bytes(max, b2, sizeof b2),
+         cli_safe(fp_graph_node(g, at)->name, safe, sizeof safe));
 }
 
 static void print_text(const fp_graph *g, const graph_stats *s,
@@ -94,6 +113,7 @@ static void print_text(const fp_graph *g, const graph_stats *s,
          cli_bytes(outside, b1, sizeof b1));
   /* Pairs an output may take over an input's storage in (cost-model.md). */
   printf("in-place pairs   %d\n", (int)fp_graph_inplace_count(g));
+  print_workspaces(g);
   printf("eager traffic    %s\n", cli_bytes(m->traffic_bytes, b1, sizeof b1));
   printf("eager peak       %s\n", cli_bytes(m->peak_bytes, b1, sizeof b1));
   printf("traffic bound    %s  (no legal plan moves less)\n",

@@ -64,6 +64,24 @@ static void track_free(tracker *tr, const fx_sched *s, int32_t b) {
   tr->live -= fx_free_bytes(s, b);
 }
 
+/* Allocates group t's workspace (docs/cost-model.md#workspaces: the
+ * temporaries its kernels hold during the call) and counts it; *mem gets
+ * the storage (NULL when there is none).  -1 when out of memory. */
+static int track_workspace(tracker *tr, const fx_sched *s, int32_t t,
+                           unsigned char **mem) {
+  uint64_t ws = fp_graph_group_workspace(s->g, s->gnodes + s->goff[t],
+                                         s->goff[t + 1] - s->goff[t]);
+  *mem = NULL;
+  if (ws == 0)
+    return 0;
+  if (!(*mem = storage(ws)))
+    return -1;
+  tr->live += ws;
+  tr->peak = tr->live > tr->peak ? tr->live : tr->peak;
+  tr->live -= ws; /* freed with the kernel's call, before the frees */
+  return 0;
+}
+
 /* ---- accessors that measure -------------------------------------------- */
 
 /* One read of a node as a kernel sees it: the values, the element count,
@@ -328,17 +346,21 @@ static int run_step(cpu_run *R, int32_t t, double *dt) {
       fx_fill_input(R->tr.mem[b], fp_graph_buffer(s->g, b)->bytes, R->prm->seed,
                     b);
   }
-  if (local_alloc(R, t) != 0)
+  unsigned char *ws;
+  if (local_alloc(R, t) != 0 || track_workspace(&R->tr, s, t, &ws) != 0)
     return -1;
   double t0 = fp_clock_now();
   for (int32_t i = s->goff[t]; i < s->goff[t + 1]; i++) {
     int32_t v = s->gnodes[i];
     if (fx_is_surrogate(fp_graph_node(s->g, v)))
       run_surrogate(R, t, v);
-    else if (run_op(R, t, v) != 0)
+    else if (run_op(R, t, v) != 0) {
+      free(ws);
       return -1;
+    }
   }
   *dt = fp_clock_now() - t0;
+  free(ws);
   local_free(R, t);
   for (int32_t i = s->foff[t]; i < s->foff[t + 1]; i++)
     track_free(&R->tr, s, s->free_list[i]);

@@ -247,6 +247,23 @@ fail:
   return st;
 }
 
+/* Allocates group t's workspace (docs/cost-model.md#workspaces: the
+ * temporaries its kernels hold during the call) stream-ordered around
+ * the launches and counts it at the step's peak. */
+static fp_status dev_workspace(gpu_run *G, int32_t t, void **d, fp_error *err) {
+  const fx_sched *s = G->s;
+  uint64_t ws = fp_graph_group_workspace(s->g, s->gnodes + s->goff[t],
+                                         s->goff[t + 1] - s->goff[t]);
+  fp_status st = FP_OK;
+  *d = NULL;
+  if (ws == 0)
+    return FP_OK;
+  CK(cudaMallocAsync(d, (size_t)ws, G->stream), "cudaMallocAsync");
+  G->peak = G->live + ws > G->peak ? G->live + ws : G->peak;
+fail:
+  return st;
+}
+
 /* Launches every phase of group t's kernel; scratch slots are allocated
  * (zeroed) around it. */
 static fp_status launch_group(gpu_run *G, int32_t t, const fx_kernel *k,
@@ -336,8 +353,14 @@ static fp_status run_steps(gpu_run *G, const program *P,
   for (int32_t t = 0; t < s->steps && st == FP_OK; t++) {
     for (int32_t i = s->aoff[t]; i < s->aoff[t + 1] && st == FP_OK; i++)
       st = dev_alloc(G, s->alloc_list[i], prm->seed, err);
+    void *ws = NULL;
+    if (st == FP_OK)
+      st = dev_workspace(G, t, &ws, err);
     if (st == FP_OK)
       st = launch_group(G, t, &P->k[t], err);
+    cudaError_t fe = ws ? cudaFreeAsync(ws, G->stream) : cudaSuccess;
+    if (fe != cudaSuccess && st == FP_OK)
+      st = cuda_fail(fe, "cudaFreeAsync", err);
     for (int32_t i = s->foff[t]; i < s->foff[t + 1] && st == FP_OK; i++)
       st = dev_free(G, s->free_list[i], err);
     uint64_t scratch = 0;

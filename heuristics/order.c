@@ -39,6 +39,7 @@ void gdag_free(gdag *d) {
   free(d->pred);
   free(d->alloc);
   free(d->dead);
+  free(d->ws);
   free(d->item_bytes);
   free(d->cons_off);
   free(d->cons);
@@ -108,6 +109,7 @@ static void group_memory(const fp_graph *g, const fp_plan *p, gdag *d) {
     int32_t len;
     const int32_t *grp = fp_plan_group(p, t, &len);
     d->alloc[t] = d->dead[t] = 0;
+    d->ws[t] = fp_graph_group_workspace(g, grp, len);
     for (int32_t k = 0; k < len; k++) {
       const fp_node *nd = fp_graph_node(g, grp[k]);
       for (int32_t w = 0; w < nd->n_writes; w++) {
@@ -207,12 +209,13 @@ int gdag_build(const fp_graph *g, const fp_plan *p, gdag *d) {
   d->pred_off = calloc(2 * sn, sizeof *d->pred_off); /* + fill counters */
   d->alloc = malloc(sn * sizeof *d->alloc);
   d->dead = malloc(sn * sizeof *d->dead);
+  d->ws = malloc(sn * sizeof *d->ws);
   d->tie = d->minidx;
   int32_t *stamp = malloc(sn * sizeof *stamp),
           *fill = malloc(sn * sizeof *fill);
   int rc = -1;
   if (!d->gid || !d->minidx || !d->succ_off || !d->pred_off || !d->alloc ||
-      !d->dead || !stamp || !fill)
+      !d->dead || !d->ws || !stamp || !fill)
     goto done;
   for (int32_t t = 0; t < n; t++) {
     int32_t len;
@@ -365,8 +368,8 @@ static uint64_t lpmf_saving(const gdag *d, const bool *ran, int32_t t) {
 }
 
 /* Picks the LPMF choice among the ready groups (Inductor memory.py): the
- * smallest max(live + alloc - in-place saving, peak so far), then the
- * smallest net growth alloc - to_free, then the smallest member index.
+ * smallest max(live + alloc + workspace - in-place saving, peak so far), then
+ * the smallest net growth alloc - to_free, then the smallest member index.
  * Returns its slot. */
 static int32_t lpmf_pick(const gdag *d, const int32_t *ready, int32_t n_ready,
                          const uint64_t *to_free, const bool *ran,
@@ -376,7 +379,8 @@ static int32_t lpmf_pick(const gdag *d, const int32_t *ready, int32_t n_ready,
   int64_t bk2 = 0;
   for (int32_t i = 0; i < n_ready; i++) {
     int32_t t = ready[i];
-    uint64_t now = live + d->alloc[t] - lpmf_saving(d, ran, t);
+    uint64_t now =
+        live + d->alloc[t] + (d->ws ? d->ws[t] : 0) - lpmf_saving(d, ran, t);
     uint64_t k1 = now > peak ? now : peak;
     int64_t k2 = (int64_t)d->alloc[t] - (int64_t)to_free[t];
     if (i == 0 || k1 < bk1 || (k1 == bk1 && k2 < bk2) ||
@@ -435,7 +439,8 @@ int order_lpmf(const gdag *d, int32_t *out) {
     uint64_t save = lpmf_saving(d, ran, t); /* before t counts as ran */
     ran[t] = true;
     live += d->alloc[t];
-    peak = live - save > peak ? live - save : peak;
+    uint64_t at = live - save + (d->ws ? d->ws[t] : 0); /* live at t */
+    peak = at > peak ? at : peak;
     live -= to_free[t] < live ? to_free[t] : live;
     for (int32_t j = d->succ_off[t]; j < d->succ_off[t + 1]; j++)
       if (--indeg[d->succ[j]] == 0)

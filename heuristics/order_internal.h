@@ -21,6 +21,8 @@ typedef struct gdag {
   int32_t *pred_off, *pred;   /* distinct predecessor groups */
   uint64_t *alloc;            /* bytes a group allocates */
   uint64_t *dead;             /* bytes freed right after the group */
+  uint64_t *ws;               /* a group's workspace, live at its step
+                                 only (NULL: none; lpmf counts it) */
   int32_t n_items;            /* freeable items */
   uint64_t *item_bytes;       /* item -> bytes */
   int32_t *cons_off, *cons;   /* item -> distinct consumer groups */

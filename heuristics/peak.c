@@ -8,8 +8,10 @@
  * such a lifetime either covers the whole range or misses it, so its
  * contribution is one constant C over the range.  The tracker therefore
  * recomputes only the buffers the range touches:
- *   C = live_old(lo) - sum of their old contributions at lo,
- *   live_new(s) = C + sum of their new contributions at s,
+ *   C = live_old(lo) - sum of their old contributions at lo - the
+ *       workspace of the group at lo,
+ *   live_new(s) = C + sum of their new contributions at s + the workspace
+ *       of the group at s (docs/cost-model.md#workspaces),
  * and the new peak is the max of that and the tree's max outside the
  * range.  Lifetimes follow docs/cost-model.md ("Costs") exactly (the same rules
  * as model/eval.c; the tests hold the two to each other).
@@ -32,6 +34,7 @@ struct peak_tracker {
   int64_t *diff;    /* range-relative difference array */
   uint64_t *fresh;  /* new live values of the range */
   int32_t try_id, lo, hi, a, b;
+  bool ws; /* some node has a workspace */
 };
 
 static void tree_set(peak_tracker *P, int32_t s, uint64_t v) {
@@ -138,6 +141,17 @@ static int32_t touched_buffers(peak_tracker *P) {
   return k;
 }
 
+/* The workspace of live group h (docs/cost-model.md#workspaces), with
+ * group b's added when h is the tried fusion's a: live at its slot
+ * only. */
+static uint64_t group_ws(const peak_tracker *P, int32_t h, bool tried) {
+  const fuser *F = P->F;
+  uint64_t s = 0;
+  for (int32_t v = P->ws && h >= 0 ? F->head[h] : -1; v >= 0; v = F->next[v])
+    s += fp_graph_node(F->g, v)->workspace;
+  return s + (tried && h == P->a ? group_ws(P, P->b, false) : 0);
+}
+
 uint64_t peak_tracker_try(peak_tracker *P, int32_t a, int32_t b) {
   fuser *F = P->F;
   P->try_id++;
@@ -168,11 +182,14 @@ uint64_t peak_tracker_try(peak_tracker *P, int32_t a, int32_t b) {
   }
   /* C: what the untouched buffers (and resident inputs) hold over the
    * whole range. */
-  uint64_t c = P->tree[P->leaves + P->lo] - old_at_lo, peak = 0;
+  uint64_t c = P->tree[P->leaves + P->lo] - old_at_lo -
+               group_ws(P, F->slot[P->lo], false),
+           peak = 0;
   int64_t run = 0;
   for (int32_t i = 0; i < len; i++) {
     run += P->diff[i];
-    P->fresh[i] = P->arr[i] >= 0 ? c + (uint64_t)run : 0;
+    P->fresh[i] =
+        P->arr[i] >= 0 ? c + (uint64_t)run + group_ws(P, P->arr[i], true) : 0;
     peak = P->fresh[i] > peak ? P->fresh[i] : peak;
   }
   uint64_t out = tree_max(P, 0, P->lo - 1);
@@ -198,6 +215,7 @@ peak_tracker *peak_tracker_create(fuser *F, const fp_step *timeline) {
   if (!P)
     return NULL;
   P->F = F;
+  P->ws = fp_graph_workspace_total(F->g) > 0;
   P->leaves = 1;
   while (P->leaves < n)
     P->leaves *= 2;

@@ -389,6 +389,17 @@ uint64_t fp_inplace_mask_saving(const fp_graph *g, uint64_t done,
   return s;
 }
 
+/* Adds every node's workspace to live memory at its step alone: the
+ * kernel's temporaries exist only during its call, beside everything else
+ * live then (docs/cost-model.md#workspaces). */
+static void count_workspace(const fp_graph *g, eval_work *w) {
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    uint64_t ws = fp_graph_node(g, v)->workspace;
+    if (ws)
+      add_live(w, w->step[v], w->step[v], ws);
+  }
+}
+
 /* Takes every node's in-place saving off live memory at its step. */
 static void count_inplace(const fp_graph *g, eval_work *w) {
   if (fp_graph_inplace_count(g) == 0)
@@ -419,6 +430,7 @@ fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
   memset(out, 0, sizeof *out);
   out->materialized = count_buffers(g, steps, &w);
   count_inplace(g, &w);
+  count_workspace(g, &w);
   out->kernels = steps;
   out->resident_bytes = fp_graph_resident_bytes(g);
   out->peak_bytes = out->resident_bytes;
@@ -523,11 +535,12 @@ static uint64_t node_peak_inplace(const fp_graph *g, int32_t v,
 
 /* Peak bound at node v: resident inputs + freeable inputs it reads + the
  * must-materialize buffers it reads or writes (each once), less what
- * in-place takeovers may save among them. */
+ * in-place takeovers may save among them, + v's workspace (live at v's
+ * step in every plan). */
 static uint64_t node_peak_bound(const fp_graph *g, int32_t v, const bool *must,
                                 int32_t *stamp) {
   const fp_node *n = fp_graph_node(g, v);
-  uint64_t s = fp_graph_resident_bytes(g);
+  uint64_t s = fp_graph_resident_bytes(g) + n->workspace;
   for (int32_t i = 0; i < n->n_reads; i++) {
     int32_t b = n->reads[i].buffer;
     const fp_buffer *buf = fp_graph_buffer(g, b);

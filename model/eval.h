@@ -107,9 +107,9 @@ typedef struct fp_bounds {
    * reader when it has one. */
   uint64_t traffic_bytes;
   /* Peak that no plan avoids: at the step running node v, the resident
-   * inputs, the freeable inputs v reads and every must-materialize buffer v
-   * reads or writes are all live; the max over v (or the resident bytes
-   * alone when there are no nodes). */
+   * inputs, the freeable inputs v reads, every must-materialize buffer v
+   * reads or writes and v's workspace are all live; the max over v (or
+   * the resident bytes alone when there are no nodes). */
   uint64_t peak_bytes;
 } fp_bounds;
 

@@ -444,6 +444,25 @@ fp_status fp_graph_set_node_loop(fp_graph *g, int32_t v, const fp_loop *loop,
   return FP_OK;
 }
 
+fp_status fp_graph_set_node_workspace(fp_graph *g, int32_t v, uint64_t bytes,
+                                      fp_error *err) {
+  if (check_building(g, err) != FP_OK)
+    return FP_EARG;
+  if (v < 0 || v >= g->n_nodes)
+    return fp_error_set(err, FP_EINPUT, "workspace: unknown node");
+  fp_node *n = &g->nodes[v];
+  if (bytes >= FP_MAX_BYTES)
+    return fp_error_set(err, FP_EINPUT,
+                        "node '%s': workspace: %llu is not below 2^53", n->name,
+                        (unsigned long long)bytes);
+  /* The total counts it like a buffer's: every live sum stays bounded. */
+  g->total_bytes -= n->workspace;
+  fp_status st = check_total(g, bytes, "node", n->name, err);
+  n->workspace = st == FP_OK ? bytes : n->workspace;
+  g->total_bytes += n->workspace;
+  return st;
+}
+
 /* Contract in graph.h. */
 bool fp_loop_equal(const fp_loop *a, const fp_loop *b) {
   if (!a || !b)
@@ -804,6 +823,8 @@ static fp_status copy_node(fp_graph *c, const fp_graph *g, int32_t v,
                        nd->rnumel, nd->n_reads, nd->n_writes,
                        nd->reads,  nd->writes,  &nd->op};
   if (fp_graph_add_node(c, &spec, err) < 0)
+    return err->code;
+  if (fp_graph_set_node_workspace(c, v, nd->workspace, err) != FP_OK)
     return err->code;
   return fp_graph_set_node_loop(c, v, &nd->loop, err);
 }
@@ -1207,6 +1228,47 @@ uint64_t fp_graph_resident_bytes(const fp_graph *g) {
 }
 uint64_t fp_graph_outside_live_bytes(const fp_graph *g) {
   return g ? g->outside_bytes : 0;
+}
+
+uint64_t fp_graph_workspace_total(const fp_graph *g) {
+  uint64_t s = 0;
+  for (int32_t v = 0; g && g->finalized && v < g->n_nodes; v++)
+    s += g->nodes[v].workspace;
+  return s;
+}
+
+uint64_t fp_graph_workspace_max(const fp_graph *g, int32_t *node) {
+  uint64_t best = 0;
+  int32_t at = -1;
+  for (int32_t v = 0; g && g->finalized && v < g->n_nodes; v++)
+    if (g->nodes[v].workspace > best) {
+      best = g->nodes[v].workspace;
+      at = v;
+    }
+  if (node)
+    *node = at;
+  return best;
+}
+
+uint64_t fp_graph_group_workspace(const fp_graph *g, const int32_t *members,
+                                  int32_t n) {
+  uint64_t s = 0;
+  for (int32_t i = 0; members && i < n; i++) {
+    const fp_node *nd = fp_graph_node(g, members[i]);
+    s += nd ? nd->workspace : 0;
+  }
+  return s;
+}
+
+uint64_t fp_graph_mask_workspace(const fp_graph *g, uint64_t group) {
+  uint64_t s = 0;
+  if (fp_graph_node_count(g) > 64)
+    return 0;
+  for (uint64_t m = group; m; m &= m - 1) {
+    const fp_node *nd = fp_graph_node(g, __builtin_ctzll(m));
+    s += nd ? nd->workspace : 0;
+  }
+  return s;
 }
 
 const fp_inplace *fp_graph_inplace(const fp_graph *g, int32_t v, int32_t *n) {

@@ -32,9 +32,9 @@
 
 /* The newest graph-file version (docs/formats.md): 2 adds
  * outside_live_bytes, 3 the node fields loop and inplace and the linked
- * pairs; a file is
+ * pairs, 4 the node field workspace; a file is
  * written at the lowest version that holds its fields. */
-#define FP_GRAPH_FORMAT_VERSION 3
+#define FP_GRAPH_FORMAT_VERSION 4
 /* Most nodes / buffers one graph may hold (indices are int32_t). */
 #define FP_MAX_ITEMS (1 << 30)
 /* Default for the graph field max_fusion_size. */
@@ -137,6 +137,9 @@ typedef struct fp_node {
   const int32_t *writes; /* distinct buffers */
   fp_op op;
   fp_loop loop; /* absent unless the file gave one */
+  /* Bytes of temporaries the node's kernel allocates and frees inside its
+   * call (graph format 4, docs/cost-model.md#workspaces); 0 = none. */
+  uint64_t workspace;
 } fp_node;
 
 /* A finalized buffer, as seen through fp_graph_buffer(). */
@@ -220,6 +223,16 @@ int32_t fp_graph_add_node(fp_graph *g, const fp_node_spec *spec, fp_error *err);
  * nothing. */
 fp_status fp_graph_set_node_loop(fp_graph *g, int32_t v, const fp_loop *loop,
                                  fp_error *err);
+
+/* Gives node v (already added) a workspace: the bytes of temporaries its
+ * kernel allocates and frees inside its call (graph format 4, node field
+ * `workspace`, docs/cost-model.md#workspaces), live at v's step only.
+ * Replaces an earlier value; 0 removes it.  FP_EARG once finalized;
+ * FP_EINPUT naming the node for bytes >= 2^53, FP_EINPUT for a bad
+ * index; FP_ELIMIT naming the node when the graph's total bytes would
+ * pass FP_MAX_TOTAL_BYTES.  A failed call changes nothing. */
+fp_status fp_graph_set_node_workspace(fp_graph *g, int32_t v, uint64_t bytes,
+                                      fp_error *err);
 
 /* Marks buffer `b` as a graph output (idempotent).  FP_EINPUT on a bad
  * index. */
@@ -389,6 +402,24 @@ int32_t fp_graph_inplace_count(const fp_graph *g);
 /* The bytes live outside the graph (fp_graph_set_outside_live_bytes);
  * 0 when none were set or g is NULL. */
 uint64_t fp_graph_outside_live_bytes(const fp_graph *g);
+
+/* The sum of all nodes' workspaces (0 for NULL or an unfinalized
+ * graph). */
+uint64_t fp_graph_workspace_total(const fp_graph *g);
+
+/* The largest workspace of a node, its node into *node unless node is
+ * NULL (-1 when no node has one; then 0).  Never fails. */
+uint64_t fp_graph_workspace_max(const fp_graph *g, int32_t *node);
+
+/* The workspace of a group (docs/cost-model.md#workspaces): the sum of
+ * its members' workspaces, live at the group's step only.  members[0..n)
+ * are node indices; a bad index counts 0.  Never fails. */
+uint64_t fp_graph_group_workspace(const fp_graph *g, const int32_t *members,
+                                  int32_t n);
+
+/* fp_graph_group_workspace of the nodes of mask `group` (bit v: node v),
+ * for graphs of at most 64 nodes (the exact searches); 0 past 64 nodes. */
+uint64_t fp_graph_mask_workspace(const fp_graph *g, uint64_t group);
 
 /* Names of kinds / ops / index modes ("unknown" outside the list), and
  * their parsers (-1 if unknown or NULL). */

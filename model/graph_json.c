@@ -316,6 +316,27 @@ static fp_status load_inplace(loader *L, const cJSON *obj, const char *node,
   return FP_OK;
 }
 
+/* Parses node v's optional "workspace" (version 4 on): an integer of
+ * bytes in [0, 2^53); absent means 0. */
+static fp_status load_workspace(loader *L, const cJSON *obj, const char *node,
+                                int32_t v) {
+  const cJSON *it = field(obj, "workspace");
+  uint64_t bytes;
+  if (!it)
+    return FP_OK;
+  if (L->version < 4)
+    return FAIL(L, "%s: node '%s': workspace: needs version 4 (this is %llu)",
+                L->src, node, (unsigned long long)L->version);
+  if (!fp_json_u64(it, &bytes) || bytes >= FP_MAX_BYTES)
+    return FAIL(L,
+                "%s: node '%s': workspace: expected an integer of bytes in "
+                "[0, 2^53)",
+                L->src, node);
+  if (fp_graph_set_node_workspace(L->g, v, bytes, L->err) != FP_OK)
+    return builder_error(L);
+  return FP_OK;
+}
+
 static fp_status load_node(loader *L, const cJSON *obj, int i) {
   const char *name = item_name(L, obj, "nodes", i);
   if (!name)
@@ -342,6 +363,8 @@ static fp_status load_node(loader *L, const cJSON *obj, int i) {
   if (v < 0 ||
       (loop.present && fp_graph_set_node_loop(L->g, v, &loop, L->err) != FP_OK))
     return builder_error(L);
+  if (load_workspace(L, obj, name, v) != FP_OK)
+    return L->err ? L->err->code : FP_EINPUT;
   return load_inplace(L, obj, name, v);
 }
 
@@ -744,6 +767,9 @@ static void write_node(fp_jbuf *b, const fp_graph *g, int32_t v) {
   }
   fp_jbuf_puts(b, "]");
   write_inplace(b, g, v);
+  if (n->workspace)
+    fp_jbuf_printf(b, ", \"workspace\": %llu",
+                   (unsigned long long)n->workspace);
   if (n->op.fn != FP_OP_NONE)
     write_op(b, n);
   fp_jbuf_puts(b, "}");
@@ -809,13 +835,13 @@ char *fp_graph_to_json(const fp_graph *g, int pretty, fp_error *err) {
   fp_jbuf b = {0};
   const char *nl = pretty ? "\n" : "";
   /* The lowest version that holds the fields (2 adds outside bytes, 3
-   * loop nests, in-place and linked pairs): older files stay byte for byte, and
-   * an older reader refuses what it would misread. */
+   * loop nests, in-place and linked pairs, 4 workspaces): older files stay
+   * byte for byte, and an older reader refuses what it would misread. */
   uint64_t outside = fp_graph_outside_live_bytes(g);
   bool v3 = fp_graph_inplace_count(g) > 0 || fp_graph_linked_count(g) > 0;
   for (int32_t v = 0; v < fp_graph_node_count(g) && !v3; v++)
     v3 = fp_graph_node(g, v)->loop.present;
-  int ver = v3 ? 3 : outside ? 2 : 1;
+  int ver = fp_graph_workspace_total(g) ? 4 : v3 ? 3 : outside ? 2 : 1;
   fp_jbuf_printf(&b, "{\"format\": \"fuseplan.graph\", \"version\": %d,%s", ver,
                  nl);
   fp_jbuf_puts(&b, "\"name\": ");

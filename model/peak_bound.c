@@ -631,7 +631,9 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
     goto oom;
   /* fixed - (rewards - cut): the least live bytes, never negative */
   int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
-  *out = resident + (uint64_t)(least > 0 ? least : 0);
+  /* G's workspaces are live at its step too, beside the least live. */
+  *out = resident + (uint64_t)(least > 0 ? least : 0) +
+         fp_graph_group_workspace(W->g, grp, ng);
   *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
   goto done;
 oom:
@@ -720,7 +722,8 @@ static int node_figures(const pb_work *W, uint64_t resident, const live_sums *L,
       freed[nf++] = b; /* may be freed before some step */
   }
   for (int32_t x = 0; x < W->n; x++) {
-    uint64_t s = resident + L->all[x];
+    /* x's workspace is live at step(x) in every plan. */
+    uint64_t s = resident + L->all[x] + fp_graph_node(W->g, x)->workspace;
     for (int32_t i = 0; i < nf; i++) {
       const fp_buffer *buf = fp_graph_buffer(W->g, freed[i]);
       if (!live_at(W, buf, x))

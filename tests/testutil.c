@@ -278,6 +278,26 @@ fp_graph *tu_add_linked(fp_graph *g, tu_rng *r) {
   return c;
 }
 
+fp_graph *tu_add_workspaces(fp_graph *g, tu_rng *r) {
+  uint64_t big = 1;
+  for (int32_t b = 0; b < fp_graph_buffer_count(g); b++)
+    if (fp_graph_buffer(g, b)->bytes > big)
+      big = fp_graph_buffer(g, b)->bytes;
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_ptr_nonnull(c);
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++) {
+    bool ext = fp_graph_node(g, v)->kind == FP_KIND_EXTERN;
+    if (tu_below(r, 4) >= (ext ? 3u : 2u))
+      continue;
+    uint64_t ws = tu_below(r, 2) ? big * (1 + tu_below(r, 2))
+                                 : 1 + tu_below(r, (uint32_t)(2 * big));
+    ck_assert_int_eq(fp_graph_set_node_workspace(c, v, ws, NULL), FP_OK);
+  }
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  fp_graph_destroy(g);
+  return c;
+}
+
 /* A read for tu_random_update_graph: one of the last four buffers (of nb)
  * mostly, whole five times in six. */
 static fp_read update_read(tu_rng *r, int32_t nb, uint64_t bytes) {

@@ -64,6 +64,11 @@ fp_graph *tu_random_loop_graph(tu_rng *r, int32_t min_nodes, int32_t max_nodes);
  * compatible nodes, each with one or two linkers, most of them
  * compatible with both; g itself when it has no compatible pair. */
 fp_graph *tu_add_linked(fp_graph *g, tu_rng *r);
+/* g (destroyed) again with workspaces (graph format 4,
+ * docs/cost-model.md#workspaces): each node one time in two, extern nodes
+ * three times in four, gets 1 to twice the largest buffer's bytes, some
+ * of them multiples of that size and some odd. */
+fp_graph *tu_add_workspaces(fp_graph *g, tu_rng *r);
 /* A random graph of min..max nodes shaped like an optimizer update: every
  * buffer of one size, pointwise nodes over it (one in eight extern) that
  * read 1-3 mostly recent buffers (one read in six of a part of it), two

@@ -844,8 +844,11 @@ fp_status solver_step_bound(const fp_graph *g, const fp_ilp_params *prm,
   if (limit == 0)
     st = solver_eager_peak(g, &limit, err);
   /* Every plan within the limit holds at most `room` bytes of the
-   * clusters' buffers during the step running x. */
-  uint64_t res = fp_graph_resident_bytes(g), room = limit - res;
+   * clusters' buffers during the step running x, where x's workspace is
+   * live too (the cluster graphs carry no workspaces: x joins every
+   * cluster, so each would count it). */
+  uint64_t res = fp_graph_resident_bytes(g) + fp_graph_node(g, x)->workspace;
+  uint64_t room = limit - res;
   for (int i = 0; st == FP_OK && limit >= res && i < N_STEP_SIZES &&
                   !((double)best >= target) && fp_clock_now() < deadline &&
                   !(prm->cancel && *prm->cancel);

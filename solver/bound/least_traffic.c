@@ -618,12 +618,13 @@ static uint64_t step_credit(const lt_search *S, lt_mask s2) {
 static void step(lt_search *S, lt_mask d, lt_mask s2, uint64_t cost,
                  uint64_t writes) {
   /* The step's live bytes, less its in-place takeovers (model/eval.c),
-   * which depend on d and s2: needed to price the step at S->at and to
-   * hold it to the limit. */
+   * which depend on d and s2, plus s2's workspaces: needed to price the step at
+   * S->at and to hold it to the limit. */
   bool priced = S->at >= 0 && (s2 >> S->at & 1);
   uint64_t live = 0;
   if (priced || (S->peaks && !S->pull))
-    live = S->live0 + writes - fp_inplace_mask_saving(S->g, d, s2);
+    live = S->live0 + writes - fp_inplace_mask_saving(S->g, d, s2) +
+           fp_graph_mask_workspace(S->g, s2);
   if (priced)
     cost += S->at_w *
             (live - (S->at_credit ? step_credit(S, s2) : 0) - S->X.resident);

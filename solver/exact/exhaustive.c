@@ -17,7 +17,8 @@
  * live(t) counts the resident inputs, the freeable inputs with a reader
  * outside D, the buffers written in D that are outputs or have a reader
  * outside D, and the buffers S writes and materializes, less S's in-place
- * takeovers (fp_inplace_mask_saving, a function of D and S).  So the search
+ * takeovers (fp_inplace_mask_saving, a function of D and S), plus S's
+ * workspaces (fp_graph_mask_workspace, a function of S).  So the search
  * carries the traffic and the peak so far, both lower bounds on the final
  * figures, and skips
  *   - a step after which the peak or traffic exceeds a limit;
@@ -146,8 +147,10 @@ static uint64_t step_live(const exh_graph *X, uint32_t done, uint32_t s) {
         live += buf->bytes;
     }
   }
-  /* In-place takeovers depend on done and s alone as well. */
-  return live - fp_inplace_mask_saving(X->g, done, s);
+  /* In-place takeovers depend on done and s alone as well; s's
+   * workspaces on s alone. */
+  return live - fp_inplace_mask_saving(X->g, done, s) +
+         fp_graph_mask_workspace(X->g, s);
 }
 
 /* ---- the search -------------------------------------------------------- */

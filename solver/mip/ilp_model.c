@@ -26,6 +26,7 @@
  *               sum of s[.,t] over v's pairs sharing a buffer <= 1
  *   peak        P >= sum_b bytes_b l[b,t] (+ outputs and dead buffers
  *               directly in y) - sum_k bytes_o s[k,t]
+ *               + sum_v workspace_v x[v,t]
  *   traffic     traffic <= limit (objective peak only)
  *   cluster     sum over the buffers of a cluster S of their traffic terms
  *               >= lb(S), the cluster's bound from bound.c (valid for
@@ -924,6 +925,17 @@ static void peak_inplace(builder *B, int32_t t) {
   }
 }
 
+/* Adds the workspaces of step t's nodes to the peak row being built:
+ * workspace_v x[v,t] (docs/cost-model.md#workspaces). */
+static void peak_workspace(builder *B, int32_t t) {
+  ilp_model *M = B->M;
+  for (int32_t v = 0; v < M->n; v++) {
+    uint64_t ws = fp_graph_node(M->g, v)->workspace;
+    if (ws)
+      rb_x(&B->rb, M, v, t, -(double)ws / M->scale);
+  }
+}
+
 /* Whether buffer b is resident: live in every step whatever the plan. */
 static bool resident(const fp_buffer *buf) {
   return buf->input && (!buf->freeable || buf->output);
@@ -950,6 +962,7 @@ static void add_peak_rows(builder *B) {
       /* else: a freeable input nobody reads is never live */
     }
     peak_inplace(B, t);
+    peak_workspace(B, t);
     snprintf(nm, sizeof nm, "peak_%d", (int)t);
     add_row(B, 0, HUGE_VAL, nm, M->pcol);
   }
@@ -983,6 +996,7 @@ static double byte_scale(const fp_graph *g, fp_objective objective) {
     const fp_node *nd = fp_graph_node(g, v);
     for (int32_t i = 0; i < nd->n_reads; i++)
       s = gcd64(s, nd->reads[i].bytes);
+    s = gcd64(s, nd->workspace); /* a peak term; gcd(s, 0) = s */
   }
   return s ? (double)s : 1.0;
 }

@@ -132,11 +132,14 @@ static int map_node(fp_graph *sg, sub_scratch *scr, const fp_graph *g,
                        n->n_writes, reads,   writes,   NULL};
   int32_t sv = fp_graph_add_node(sg, &spec, err), m;
   const fp_inplace *pr = fp_graph_inplace(g, v, &m);
-  /* The loop nest and the pairs too: a window's sub-graph applies them
-   * exactly where the whole graph does (an input freed inside the window
-   * is freeable). */
+  /* The loop nest, the workspace and the pairs too: a window's sub-graph
+   * applies them exactly where the whole graph does (an input freed inside
+   * the window is freeable). */
   rc = sv >= 0 && fp_graph_set_node_loop(sg, sv, &n->loop, err) == FP_OK ? 0
                                                                          : -1;
+  if (rc == 0 &&
+      fp_graph_set_node_workspace(sg, sv, n->workspace, err) != FP_OK)
+    rc = -1;
   for (int32_t k = 0; rc == 0 && k < m; k++)
     if (fp_graph_add_inplace(sg, sv, scr->buf_map[pr[k].read],
                              scr->buf_map[pr[k].write], err) != FP_OK)

@@ -168,6 +168,24 @@ fi
 t_run "$FUSEPLAN" info "$T/outside.json"
 t_exit 0 && t_out_has 'resident inputs  6144 (6.00 KiB)'
 t_out_has 'outside live     1000 B'
+# The same graph with an 8000-byte workspace on the extern n4 (version 4):
+# at n4's eager step x, w, g, c, r and m hold 11840 bytes, so the eager
+# peak is 19840 (was 19456 at another step), and no plan avoids it.
+sed 's/"version": 1, "name": "small",/"version": 4, "name": "small",/; s/"writes": \["m"\]}/"writes": ["m"], "workspace": 8000}/' \
+  "$G" >"$T/workspace.json"
+t_case 'info with a workspace'
+t_run "$FUSEPLAN" info --json "$T/workspace.json"
+if t_exit 0; then
+  t_eq workspace_bytes "$(json_num workspace_bytes "$T_OUT")" 8000
+  t_eq largest_workspace_bytes "$(json_num largest_workspace_bytes "$T_OUT")" 8000
+  t_eq eager.peak_bytes "$(json_num_in eager peak_bytes "$T_OUT")" 19840
+  t_eq lower_bound.peak_bytes "$(json_num_in lower_bound peak_bytes "$T_OUT")" 19840
+fi
+t_run "$FUSEPLAN" info "$T/workspace.json"
+t_exit 0 && t_out_has "workspaces       8000 (7.81 KiB)  (largest 8000 (7.81 KiB), node 'n4'"
+t_run "$FUSEPLAN" info "$G"
+t_exit 0 && t_true 'no workspaces line without workspaces' \
+  sh -c '! grep -q workspaces "$1"' _ "$T_OUT"
 t_case 'eval with outside_live_bytes: the legal plan peaks 1000 higher'
 t_run "$FUSEPLAN" eval "$T/outside.json" "$D/small_plan_legal.json" --json
 t_exit 0 && t_eq peak_bytes "$(json_num peak_bytes "$T_OUT")" 16424

@@ -175,6 +175,25 @@ START_TEST(surrogates_random_graphs) {
 }
 END_TEST
 
+/* The same with workspaces (docs/cost-model.md#workspaces): the tracking
+ * allocator holds each group's workspace during its kernels, so the
+ * measured peak is the evaluator's to the byte. */
+START_TEST(workspaces_random_graphs) {
+  tu_rng rng = {424242};
+  for (int i = 0; i < 60; i++) {
+    fp_graph *g = tu_add_workspaces(tu_random_graph(&rng, 2, 14), &rng);
+    fp_plan *p = i % 4 == 0 ? eu_method_plan(g, FP_METHOD_EAGER)
+                            : eu_random_plan(g, &rng);
+    char what[64];
+    snprintf(what, sizeof what, "workspace graph %d", i);
+    fp_exec_report r = run_exact(g, p, what);
+    fp_exec_report_free(&r);
+    fp_plan_destroy(p);
+    fp_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* The shipped example graph, ops stripped: every node a surrogate moving
  * real-graph-sized bytes (1.4 GiB); accounting only, no reference run. */
 START_TEST(surrogates_example_graph) {
@@ -550,6 +569,7 @@ int main(void) {
   tc = tcase(s, "api");
   tcase_add_test(tc, chain_by_hand);
   tcase_add_test(tc, inplace_chain_by_hand);
+  tcase_add_test(tc, workspaces_random_graphs);
   tcase_add_test(tc, seed_changes_outputs);
   tcase_add_test(tc, repeat_and_times);
   tcase_add_test(tc, empty_graph);

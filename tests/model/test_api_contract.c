@@ -179,6 +179,8 @@ START_TEST(graph_h_building) {
   EXPECT_EARG(fp_graph_set_node_loop(NULL, 0, &none, ERR));
   EXPECT_EARG(fp_graph_set_node_loop(g, 0, NULL, ERR));
   ck_assert_int_eq(fp_graph_set_node_loop(g, -1, &none, &err), FP_EINPUT);
+  EXPECT_EARG(fp_graph_set_node_workspace(NULL, 0, 1, ERR));
+  ck_assert_int_eq(fp_graph_set_node_workspace(g, -1, 1, &err), FP_EINPUT);
   EXPECT_EARG(fp_graph_add_inplace(NULL, 0, 0, 0, ERR));
   ck_assert_int_eq(fp_graph_add_inplace(g, -1, 0, 0, &err), FP_EINPUT);
   int32_t via = 0;
@@ -240,6 +242,14 @@ START_TEST(graph_h_reading) {
   ck_assert(!fp_loop_equal(NULL, &fp_graph_node(g, 0)->loop));
   ck_assert_int_eq(fp_graph_resident_bytes(NULL), 0);
   ck_assert_int_eq(fp_graph_outside_live_bytes(NULL), 0);
+  int32_t wsat = 7;
+  ck_assert_int_eq(fp_graph_workspace_total(NULL), 0);
+  ck_assert_int_eq(fp_graph_workspace_max(NULL, &wsat), 0);
+  ck_assert_int_eq(wsat, -1);
+  ck_assert_int_eq(fp_graph_workspace_max(o, NULL), 0);
+  ck_assert_int_eq(fp_graph_group_workspace(NULL, &wsat, 1), 0);
+  ck_assert_int_eq(fp_graph_group_workspace(o, NULL, 1), 0);
+  ck_assert_int_eq(fp_graph_mask_workspace(NULL, 1), 0);
   int32_t m = 7;
   ck_assert_ptr_null(fp_graph_inplace(NULL, 0, &m));
   ck_assert_int_eq(m, 0);

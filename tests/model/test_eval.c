@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/peak_bound.h"
 #include "tests/testutil.h"
 
 static void expect(const fp_graph *g, const char *plan, uint64_t traffic,
@@ -150,6 +151,73 @@ START_TEST(outside_live_bytes) {
   fp_plan_destroy(p);
   fp_graph_destroy(g);
   fp_graph_destroy(plain);
+}
+END_TEST
+
+/* Two extern kernels with workspaces (graph format 4): conv reads the
+ * freeable x and writes y with 3000 bytes of temporaries, d reads x and
+ * writes the output w with 2000, b turns y into the output z. */
+static const char workspace_json[] =
+    "{'format': 'fuseplan.graph', 'version': 4,"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
+    "   'freeable': true}, {'name': 'y', 'bytes': 1000},"
+    "  {'name': 'z', 'bytes': 1000}, {'name': 'w', 'bytes': 500}],"
+    " 'nodes': ["
+    "  {'name': 'conv', 'kind': 'extern', 'reads': ['x'], 'writes': ['y'],"
+    "   'workspace': 3000},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [250, 1], 'reads': ['y'],"
+    "   'writes': ['z']},"
+    "  {'name': 'd', 'kind': 'extern', 'reads': ['x'], 'writes': ['w'],"
+    "   'workspace': 2000}],"
+    " 'outputs': ['z', 'w']}";
+
+/* Workspaces by hand (docs/cost-model.md#workspaces): live at their
+ * node's step only, beside what is live then; they change which order is
+ * best (without them d first peaks lowest, at 2500; with them highest),
+ * and the peak bound counts conv's.  Traffic is 5500 in every order. */
+START_TEST(workspace_at_its_step) {
+  fp_graph *g = tu_graph(workspace_json);
+  ck_assert_uint_eq(fp_graph_workspace_total(g), 5000);
+  int32_t at;
+  ck_assert_uint_eq(fp_graph_workspace_max(g, &at), 3000);
+  ck_assert_int_eq(at, 0);
+  /* eager: x+y+3000, x+y+z, x+z+w+2000 */
+  fp_plan *p = tu_plan(g, "conv | b | d");
+  fp_step tl[3];
+  fp_metrics m;
+  ck_assert_int_eq(fp_plan_eval(g, p, &m, tl, NULL), FP_OK);
+  ck_assert_uint_eq(tl[0].live_bytes, 5000);
+  ck_assert_uint_eq(tl[1].live_bytes, 3000);
+  ck_assert_uint_eq(tl[2].live_bytes, 4500);
+  ck_assert_int_eq(m.peak_step, 0);
+  /* d first: x+w+2000, x+w+y+3000, w+y+z */
+  expect(g, "d | conv | b", 5500, 5500);
+  expect(g, "conv | d | b", 5500, 5000);
+  fp_bounds lb;
+  ck_assert_int_eq(fp_graph_bounds(g, &lb, NULL), FP_OK);
+  ck_assert_uint_eq(lb.peak_bytes, 5000); /* conv's step: x + y + 3000 */
+  uint64_t pb; /* and so does peak_bound.c's per-node rule alone */
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &pb, NULL), FP_OK);
+  ck_assert_uint_eq(pb, 5000);
+  /* the same graph without them */
+  fp_graph *c = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_set_node_workspace(c, 0, 0, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_set_node_workspace(c, 2, 0, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  expect(c, "d | conv | b", 5500, 2500);
+  expect(c, "conv | b | d", 5500, 3000);
+  ck_assert_int_eq(fp_graph_set_node_workspace(c, 0, 1, NULL), FP_EARG);
+  fp_graph_destroy(c);
+  /* 2^53 is refused and changes nothing; so is an unknown node */
+  c = fp_graph_copy_open(g, NULL);
+  ck_assert_int_eq(fp_graph_set_node_workspace(c, 0, (uint64_t)1 << 53, NULL),
+                   FP_EINPUT);
+  ck_assert_int_eq(fp_graph_set_node_workspace(c, 3, 1, NULL), FP_EINPUT);
+  ck_assert_int_eq(fp_graph_finalize(c, NULL), FP_OK);
+  ck_assert_uint_eq(fp_graph_workspace_total(c), 5000);
+  fp_graph_destroy(c);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
 }
 END_TEST
 
@@ -668,6 +736,8 @@ static uint64_t naive_live(const fp_graph *g, const int32_t *step, int32_t T,
     if (step[buf->writer] <= t && t <= end)
       live += buf->bytes;
   }
+  for (int32_t v = 0; v < fp_graph_node_count(g); v++)
+    live += step[v] == t ? fp_graph_node(g, v)->workspace : 0;
   return live - naive_inplace(g, step, t);
 }
 
@@ -756,6 +826,17 @@ START_TEST(matches_naive_evaluator_on_updates) {
 }
 END_TEST
 
+/* The same on random graphs with workspaces (docs/cost-model.md#workspaces),
+ * plain and optimizer-update graphs (with in-place pairs) in turn. */
+START_TEST(matches_naive_evaluator_with_workspaces) {
+  tu_rng r = {(uint64_t)_i * 2147483647u + 9};
+  fp_graph *g = _i % 2 ? tu_random_update_graph(&r, 3, 9) : random_graph(&r);
+  g = tu_add_workspaces(g, &r);
+  match_naive(g, &r, _i);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* matches_naive_evaluator_on_updates's plans do put fused readers in the
  * taker's step: the pairs that apply with another reader of their buffer
  * in the same step (the rule's new case) are counted over its seeds. */
@@ -794,6 +875,8 @@ END_TEST
 START_TEST(bounds_below_every_plan) {
   tu_rng r = {(uint64_t)_i * 104729u + 3};
   fp_graph *g = random_graph(&r);
+  if (_i >= 100) /* the loop's second half: with workspaces */
+    g = tu_add_workspaces(g, &r);
   fp_bounds lb;
   ck_assert_int_eq(fp_graph_bounds(g, &lb, NULL), FP_OK);
   int legal = 0;
@@ -854,6 +937,7 @@ static Suite *eval_suite(void) {
   tcase_add_test(tc, lifetimes);
   tcase_add_test(tc, linked_pairs_need_a_linker);
   tcase_add_test(tc, outside_live_bytes);
+  tcase_add_test(tc, workspace_at_its_step);
   tcase_add_test(tc, order_of_frees);
   tcase_add_test(tc, reduction_fusion);
   tcase_add_test(tc, empty_graph);
@@ -869,8 +953,9 @@ static Suite *eval_suite(void) {
   tcase_set_timeout(prop, 120);
   tcase_add_loop_test(prop, matches_naive_evaluator, 0, 400);
   tcase_add_loop_test(prop, matches_naive_evaluator_on_updates, 0, 300);
+  tcase_add_loop_test(prop, matches_naive_evaluator_with_workspaces, 0, 300);
   tcase_add_test(prop, property_plans_fuse_readers);
-  tcase_add_loop_test(prop, bounds_below_every_plan, 0, 100);
+  tcase_add_loop_test(prop, bounds_below_every_plan, 0, 200);
   tcase_add_loop_test(prop, buffer_bounds_below_every_plan, 0, 100);
   suite_add_tcase(s, prop);
   return s;

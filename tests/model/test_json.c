@@ -105,8 +105,8 @@ START_TEST(load_errors) {
                     "malformed JSON at line 1");
   expect_load_error("{'format': 'fuseplan.plan', 'version': 1}",
                     "format: expected \"fuseplan.graph\"");
-  expect_load_error("{'format': 'fuseplan.graph', 'version': 4}",
-                    "version: 4 is not supported (expected 1 to 3)");
+  expect_load_error("{'format': 'fuseplan.graph', 'version': 5}",
+                    "version: 5 is not supported (expected 1 to 4)");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1.5}",
                     "version: missing or not an integer");
   expect_load_error("{'format': 'fuseplan.graph', 'version': 1, 'nodes': []}",
@@ -197,6 +197,66 @@ START_TEST(outside_live_bytes_round_trip) {
              bad[i]);
     expect_load_error(doc,
                       "outside_live_bytes: expected an integer below 2^53");
+  }
+}
+END_TEST
+
+/* A version-4 graph with workspaces (docs/formats.md, node field
+ * `workspace`): exact up to 2^53 - 1, written only when not 0 and then
+ * as version 4 (a file without any stays at its lower version); an older
+ * version cannot carry it; bad values name the file and the node. */
+static const char workspace_fmt[] = /* version, n's workspace */
+    "{'format': 'fuseplan.graph', 'version': %d, 'name': 'w',"
+    " 'buffers': [{'name': 'x', 'bytes': 64, 'input': true},"
+    "  {'name': 'y', 'bytes': 64}, {'name': 'z', 'bytes': 64}],"
+    " 'nodes': [{'name': 'n', 'kind': 'extern', 'reads': ['x'],"
+    "   'writes': ['y'], 'workspace': %s},"
+    "  {'name': 'm', 'kind': 'pointwise', 'iter': [16, 1], 'reads': ['y'],"
+    "   'writes': ['z'], 'workspace': 0}], 'outputs': ['z']}";
+
+/* g written, loaded back and written again: the same text, returned
+ * (the caller frees it). */
+static char *written_twice(const fp_graph *g) {
+  fp_graph *g2 = NULL;
+  char *a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_int_eq(fp_graph_load_buffer(a, strlen(a), "a", &g2, NULL), FP_OK);
+  char *b = fp_graph_to_json(g2, 1, NULL);
+  ck_assert_str_eq(a, b);
+  free(b);
+  fp_graph_destroy(g2);
+  return a;
+}
+
+START_TEST(workspace_round_trip) {
+  char doc[600];
+  snprintf(doc, sizeof doc, workspace_fmt, 4, "9007199254740991");
+  fp_graph *g = tu_graph(doc);
+  ck_assert_uint_eq(fp_graph_node(g, 0)->workspace, 9007199254740991ull);
+  ck_assert_uint_eq(fp_graph_node(g, 1)->workspace, 0);
+  char *a = written_twice(g);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 4,"));
+  ck_assert_ptr_nonnull(strstr(a, "\"workspace\": 9007199254740991"));
+  ck_assert_ptr_null(strstr(a, "\"workspace\": 0"));
+  free(a);
+  fp_graph_destroy(g);
+  /* all 0: the lowest version that holds the rest (here 1) */
+  snprintf(doc, sizeof doc, workspace_fmt, 4, "0");
+  g = tu_graph(doc);
+  a = fp_graph_to_json(g, 1, NULL);
+  ck_assert_ptr_nonnull(strstr(a, "\"version\": 1,"));
+  ck_assert_ptr_null(strstr(a, "workspace"));
+  free(a);
+  fp_graph_destroy(g);
+  snprintf(doc, sizeof doc, workspace_fmt, 3, "8");
+  expect_load_error(doc,
+                    "test.json: node 'n': workspace: needs version 4 (this is "
+                    "3)");
+  static const char *const bad[] = {"-1", "1.5", "'8'", "9007199254740992",
+                                    "true"};
+  for (int i = 0; i < 5; i++) {
+    snprintf(doc, sizeof doc, workspace_fmt, 4, bad[i]);
+    expect_load_error(doc, "test.json: node 'n': workspace: expected an "
+                           "integer of bytes in [0, 2^53)");
   }
 }
 END_TEST
@@ -939,6 +999,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, round_trip_exact);
   tcase_add_test(tc, load_errors);
   tcase_add_test(tc, outside_live_bytes_round_trip);
+  tcase_add_test(tc, workspace_round_trip);
   tcase_add_test(tc, loop_round_trip);
   tcase_add_test(tc, inplace_round_trip);
   tcase_add_test(tc, deep_nesting_rejected);

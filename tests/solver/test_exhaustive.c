@@ -733,11 +733,20 @@ static void every_method_agrees(const fp_graph *g, fp_ilp_params prm,
     fp_plan_request req;
     fp_plan_request_init(&req, pl);
     req.ilp.time_limit_s = 5;
-    fp_status st = fp_planner_run(pl, g, &req, p, NULL, &err);
+    fp_metrics pm, em;
+    fp_status st = fp_planner_run(pl, g, &req, p, &pm, &err);
     ck_assert_msg(st == FP_OK || st == FP_EINFEASIBLE, "%s %s: %s", what,
                   pl->name, err.msg);
     ck_assert_msg(st != FP_OK || fp_plan_check(g, p, 0, &err) == FP_OK,
                   "%s %s: %s", what, pl->name, err.msg);
+    /* the figures a method reports are the evaluator's */
+    ck_assert_msg(st != FP_OK ||
+                      (fp_plan_eval(g, p, &em, NULL, NULL) == FP_OK &&
+                       em.peak_bytes == pm.peak_bytes &&
+                       em.traffic_bytes == pm.traffic_bytes),
+                  "%s %s: reported %llu/%llu", what, pl->name,
+                  (unsigned long long)pm.traffic_bytes,
+                  (unsigned long long)pm.peak_bytes);
   }
   fp_plan_destroy(p);
   fp_plan_destroy(q);
@@ -769,6 +778,25 @@ START_TEST(random_linked_agree) {
 }
 END_TEST
 
+/* The least-peak plan of g into p and its figures into *opt (plain
+ * min-peak parameters into *prm), after checking that both peak bounds
+ * (fp_graph_bounds, fp_peak_bound) stay at or below that least peak. */
+static void bounds_below_least_peak(const fp_graph *g, const char *what,
+                                    fp_ilp_params *prm, fp_plan *p,
+                                    fp_metrics *opt) {
+  fp_bounds b;
+  uint64_t lb;
+  fp_ilp_params_init(prm);
+  prm->objective = FP_OBJECTIVE_PEAK;
+  ck_assert_int_eq(fp_exhaustive(g, prm, p, opt, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_bounds(g, &b, NULL), FP_OK);
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &lb, NULL), FP_OK);
+  ck_assert_msg(b.peak_bytes <= opt->peak_bytes && lb <= opt->peak_bytes,
+                "%s: bounds %llu, %llu above %llu", what,
+                (unsigned long long)b.peak_bytes, (unsigned long long)lb,
+                (unsigned long long)opt->peak_bytes);
+}
+
 /* The same on optimizer-update graphs, whose in-place pairs often apply
  * with a reader of the taken-over buffer in the taker's group
  * (docs/cost-model.md, "In-place kernels"); and both peak bounds stay at
@@ -780,19 +808,37 @@ START_TEST(random_updates_agree) {
   snprintf(what, sizeof what, "update seed %d", _i);
   every_method_agrees(g, random_params(&r, g), what);
   fp_ilp_params prm;
-  fp_ilp_params_init(&prm);
-  prm.objective = FP_OBJECTIVE_PEAK;
   fp_plan *p = fp_plan_create();
   fp_metrics opt;
-  fp_bounds b;
-  uint64_t lb;
-  ck_assert_int_eq(fp_exhaustive(g, &prm, p, &opt, NULL), FP_OK);
-  ck_assert_int_eq(fp_graph_bounds(g, &b, NULL), FP_OK);
-  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &lb, NULL), FP_OK);
-  ck_assert_msg(b.peak_bytes <= opt.peak_bytes && lb <= opt.peak_bytes,
-                "%s: bounds %llu, %llu above %llu", what,
-                (unsigned long long)b.peak_bytes, (unsigned long long)lb,
-                (unsigned long long)opt.peak_bytes);
+  bounds_below_least_peak(g, what, &prm, p, &opt);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Random graphs with workspaces (docs/cost-model.md#workspaces), plain
+ * and optimizer-update ones (in-place pairs too) in turn: every method
+ * agrees with the enumeration as above; the peak bounds stay at or below
+ * the least peak; no heuristic, order or random plan beats the exhaustive
+ * optimum. */
+START_TEST(random_workspaces_agree) {
+  tu_rng r = {(uint64_t)_i * 48271u + 13};
+  fp_graph *g = _i % 2 ? tu_random_update_graph(&r, 3, 7)
+                       : tu_random_deep_graph(&r, 3, 7);
+  g = tu_add_workspaces(g, &r);
+  char what[64];
+  snprintf(what, sizeof what, "workspace seed %d", _i);
+  every_method_agrees(g, random_params(&r, g), what);
+  fp_ilp_params prm;
+  fp_plan *p = fp_plan_create();
+  fp_metrics opt;
+  bounds_below_least_peak(g, what, &prm, p, &opt);
+  heuristics_not_better(g, &prm, p, &opt, eager_peak(g, 0));
+  for (int k = 0; k < 100; k++) {
+    fp_plan *q = random_plan(g, &r);
+    not_better(g, &prm, q, &opt, eager_peak(g, 0), "random plan");
+    fp_plan_destroy(q);
+  }
   fp_plan_destroy(p);
   fp_graph_destroy(g);
 }
@@ -817,6 +863,7 @@ static Suite *exhaustive_suite(void) {
   tcase_add_loop_test(prop, random_loops_agree, 0, 100);
   tcase_add_loop_test(prop, random_linked_agree, 0, 150);
   tcase_add_loop_test(prop, random_updates_agree, 0, 150);
+  tcase_add_loop_test(prop, random_workspaces_agree, 0, 150);
   suite_add_tcase(s, prop);
   return s;
 }

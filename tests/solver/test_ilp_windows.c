@@ -184,6 +184,22 @@ START_TEST(update_windows_agree_with_the_evaluator) {
 }
 END_TEST
 
+/* Windows on random graphs with workspaces (docs/cost-model.md#workspaces):
+ * the sub-graph carries its nodes' workspaces, so the identities hold
+ * (sub_window checks them), and each window's ILP agrees with the
+ * evaluator and the enumeration. */
+START_TEST(workspace_windows_agree_with_the_evaluator) {
+  tu_rng r = {(uint64_t)_i * 3266489917u + 31};
+  fp_graph *g = tu_add_workspaces(tu_random_graph(&r, 10, 24), &r);
+  fp_plan *p = start_plan(g);
+  char name[64];
+  snprintf(name, sizeof name, "workspace seed %d", _i);
+  cut_windows(g, p, &r, 4, true, name);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(fixture_windows_agree_with_the_evaluator) {
   const fixture *f = &fixtures[_i];
   char file[256];
@@ -207,6 +223,7 @@ int main(void) {
   tcase_add_loop_test(tc, fixture_windows_agree_with_the_evaluator, 0,
                       (int)(sizeof fixtures / sizeof fixtures[0]));
   tcase_add_loop_test(tc, update_windows_agree_with_the_evaluator, 0, 40);
+  tcase_add_loop_test(tc, workspace_windows_agree_with_the_evaluator, 0, 30);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

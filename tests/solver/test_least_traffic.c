@@ -444,6 +444,8 @@ START_TEST(priced_search_equals_brute_force) {
   int32_t priced_more = 0;
   for (int i = 0; i < 200; i++) {
     fp_graph *g = tu_random_graph(&r, 1, BRUTE_NODES);
+    if (i % 4 == 3) /* the priced step's live bytes count workspaces */
+      g = tu_add_workspaces(g, &r);
     int32_t n = fp_graph_node_count(g);
     brute B = {g,
                n,
@@ -550,6 +552,22 @@ START_TEST(step_bound_with_fused_readers) {
 }
 END_TEST
 
+/* tu_random_graph's graphs with workspaces (docs/cost-model.md#workspaces). */
+static fp_graph *workspace_graph(tu_rng *r, int32_t min_nodes,
+                                 int32_t max_nodes) {
+  return tu_add_workspaces(tu_random_graph(r, min_nodes, max_nodes), r);
+}
+
+/* The step bound on random tiny graphs with workspaces (the priced node's
+ * workspace is live at its step, beside the clusters' buffers): at every
+ * node and weights 1 and 2, at most the exhaustive least traffic within
+ * the eager peak, and above the unlimited least traffic on some. */
+START_TEST(step_bound_with_workspaces) {
+  ck_assert_int_gt(step_bound_on_graphs(20261211, workspace_graph, 1, false),
+                   0);
+}
+END_TEST
+
 /* No limit, another objective or a node out of range: bound 0. */
 START_TEST(step_bound_nothing_to_say) {
   tu_rng r = {7};
@@ -589,6 +607,7 @@ int main(void) {
   tcase_add_test(tc, step_bound_at_most_the_optimum);
   tcase_add_test(tc, step_bound_with_inplace_pairs);
   tcase_add_test(tc, step_bound_with_fused_readers);
+  tcase_add_test(tc, step_bound_with_workspaces);
   tcase_add_test(tc, step_bound_nothing_to_say);
   suite_add_tcase(s, tc);
   return tu_run(s);

@@ -48,19 +48,24 @@ for be in cpp triton; do
     t_exit 0 || continue
     cp "$T_OUT" "$T_TMP/eval.json"
 
-    # Inductor's timeline (memory.py) has no in-place kernels: without the
-    # pairs the evaluator must equal its adjusted estimate; with them it
-    # may only be lower (docs/exporter.md, "Inductor's estimate").
+    # Inductor's timeline (memory.py) has no in-place kernels and no
+    # workspaces: without them the evaluator must equal its adjusted
+    # estimate; with the pairs it may only be lower (docs/exporter.md,
+    # "Inductor's estimate").
     t_case "tiny.$w ($be): peak equals Inductor's adjusted estimate"
-    "$PY" -c 'import json, sys
+    strip='import json, sys
 g = json.load(open(sys.argv[1]))
 for nd in g["nodes"]:
-    nd.pop("inplace", None)
-json.dump(g, open(sys.argv[2], "w"))' "$g" "$T_TMP/nopairs.json"
+    for k in sys.argv[3:]:
+        nd.pop(k, None)
+json.dump(g, open(sys.argv[2], "w"))'
+    "$PY" -c "$strip" "$g" "$T_TMP/nopairs.json" inplace workspace
+    "$PY" -c "$strip" "$g" "$T_TMP/nopairs_ws.json" inplace
     t_run "$FUSEPLAN" eval --json "$T_TMP/nopairs.json" "$p"
-    t_exit 0 && t_eq "peak without in-place pairs" \
+    t_exit 0 && t_eq "peak without in-place pairs and workspaces" \
       "$(json_num peak_bytes "$T_OUT")" \
       "$(json_num inductor_peak_adjusted_bytes "$g")"
+    t_run "$FUSEPLAN" eval --json "$T_TMP/nopairs_ws.json" "$p"
     t_true "in-place pairs raised the peak" \
       test "$(json_num peak_bytes "$T_TMP/eval.json")" -le \
       "$(json_num peak_bytes "$T_OUT")"
@@ -93,16 +98,16 @@ json.dump(g, open(sys.argv[2], "w"))' "$g" "$T_TMP/nopairs.json"
   t_run "$FUSEPLAN" info --json "$out/tiny.fwd.json"
   t_exit 0 && t_true "outside bytes $outside hold the parameters twice" \
     test "${outside:-0}" -lt "$(json_num resident_bytes "$T_OUT")"
-  t_true "a graph with outside bytes is not version 2 or 3" \
-    grep -Eq '"version": *[23],' "$out/tiny.bwd.json"
+  t_true "a graph with outside bytes is not version 2 to 4" \
+    grep -Eq '"version": *[234],' "$out/tiny.bwd.json"
   # loop nests (graph format 3): the C++ scheduling's loop tuples, none
   # for the Triton scheduling, whose groups are iter's products
   t_case "tiny ($be): loop nests"
   if [ "$be" = cpp ]; then
     t_true "no loop nest in the C++ graph" \
       grep -q '"loop":\[\[8\],\[144\]\]' "$out/tiny.fwd.json"
-    t_true "a graph with loop nests is not version 3" \
-      grep -Eq '"version": *3,' "$out/tiny.fwd.json"
+    t_true "a graph with loop nests is not version 3 or 4" \
+      grep -Eq '"version": *[34],' "$out/tiny.fwd.json"
   else
     t_true "a loop nest in the Triton graph" \
       test -z "$(grep -o '"loop"' "$out/tiny.fwd.json")"
@@ -115,8 +120,19 @@ json.dump(g, open(sys.argv[2], "w"))' "$g" "$T_TMP/nopairs.json"
     test "$(json_num inplace_pairs "$T_OUT")" -gt 0
   t_eq "pairs read = pairs written" "$(json_num inplace_pairs "$T_OUT")" \
     "$(json_num inplace_pairs "$out/tiny.fwd.json")"
-  t_true "a graph with in-place pairs is not version 3" \
-    grep -Eq '"version": *3,' "$out/tiny.fwd.json"
+  t_true "a graph with in-place pairs is not version 3 or 4" \
+    grep -Eq '"version": *[34],' "$out/tiny.fwd.json"
+  # workspaces (version 4, docs/exporter.md "Workspaces"): tiny's
+  # convolutions hold temporaries; fuseplan reads the bytes the meta says
+  # were written
+  t_case "tiny ($be): workspaces"
+  t_run "$FUSEPLAN" info --json "$out/tiny.bwd.json"
+  ws=$("$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1]))["meta"]["workspaces"]
+print(m["total_bytes"] if m["measured"] and not m["failed"] else -1)' "$out/tiny.bwd.json")
+  t_exit 0 && t_eq "workspace bytes read = written" \
+    "$(json_num workspace_bytes "$T_OUT")" "$ws"
+  t_true "no workspace measured on tiny.bwd ($ws)" test "${ws:--1}" -gt 0
   if [ "$be" = cpp ]; then
     t_case "tiny (cpp): --no-inplace"
     t_run "$PY" "$EX" tiny --batch 4 --no-inplace --oracle 0 --plain \

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-from . import inplace, loops, measure, optim, oracle, outer, prefusion, record
+from . import inplace, loops, measure, optim, oracle, outer, prefusion, record, workspace
 from .files import dump
 from .models import ModelError, build_model, step_arguments
 from .versions import check_torch
@@ -934,14 +934,17 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
                  which: Sequence[str] = ("fwd", "bwd"),
                  extra: dict[str, Any] | None = None,
                  whole_step: str | None = None,
-                 oracle_samples: int = 0, inplace_pairs: bool = True) -> list[Exported]:
+                 oracle_samples: int = 0, inplace_pairs: bool = True,
+                 workspaces: bool = True) -> list[Exported]:
     """Captures one training step of MODEL (forward on INPUTS, LOSS_FN,
     backward) and writes OUT/NAME.<fwd|bwd>EXT and Inductor's plans next to
     them; with WHOLE_STEP (a WHOLE_STEP_MODES key) the step is one graph,
     OUT/NAME.stepEXT (WHICH is then ignored); with ORACLE_SAMPLES > 0, that
     many sampled groups are asked of Inductor (oracle.py) and recorded in
     each graph's meta.oracle; with INPLACE_PAIRS, each kernel node gets its
-    in-place pairs (inplace.py; the graph is then version 3).  Returns
+    in-place pairs (inplace.py; the graph is then version 3); with
+    WORKSPACES, each extern node its measured workspace (workspace.py;
+    version 4 when some is not 0), unless the model is fake.  Returns
     the list of Exported; raises RuntimeError when nothing was captured,
     ValueError on a bad WHOLE_STEP, and whatever torch raises."""
     import torch
@@ -964,7 +967,10 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
     if not state["captures"]:
         raise RuntimeError("no graph was captured")
     os.makedirs(out, exist_ok=True)
-    done, seen = [], {}
+    done, seen, ws_cache = [], {}, {}
+    why_not = "" if workspaces else "turned off (--no-workspaces)"
+    if workspaces and _is_fake(model, inputs):
+        why_not = "fake tensors: the extern kernels cannot run"
     for cap in state["captures"]:
         if cap.which not in which:
             continue
@@ -978,12 +984,23 @@ def export_model(model: torch.nn.Module, inputs: Sequence[Any],
         _set_outside(g, live.get(idx))
         if cap.inplace is not None:
             inplace.annotate(g, *cap.inplace[0], cap.inplace[1])
+        workspace.annotate(g, cap.sched_nodes, ws_cache, not why_not, why_not)
         gp = os.path.join(out, f"{base}.{cap.which}{ext}")
         pp = os.path.join(out, f"{base}.{cap.which}.inductor.plan{ext}")
         dump(g, gp)
         dump(plan, pp)
         done.append(Exported(cap.which, g, plan, gp, pp))
     return done
+
+
+def _is_fake(model, inputs):
+    """Whether MODEL's parameters or INPUTS are fake tensors (--fake): then
+    no extern kernel can run to measure its workspace."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    ts = list(model.parameters()) + [x for x in inputs if isinstance(x, torch.Tensor)]
+    return any(isinstance(t, FakeTensor) for t in ts)
 
 
 def _entry_live(state, f, model, inputs, loss_fn):
@@ -1070,6 +1087,10 @@ def main(argv: list[str] | None = None) -> int:
                     "graph format version 3): the inputs whose storage Inductor may "
                     "write its output over, which the evaluator counts once "
                     "(default: on; --no-inplace writes none)")
+    ap.add_argument("--workspaces", action=argparse.BooleanOptionalAction, default=True,
+                    help="measure each extern node's workspace (node field workspace, graph "
+                    "format version 4): the temporaries its aten call holds, run alone on "
+                    "the CPU under the profiler (default: on; never under --fake)")
     args = ap.parse_args(argv)
     ctx = fake_tensors() if args.fake else contextlib.nullcontext()
     with ctx:
@@ -1105,7 +1126,8 @@ def _export_main(args):
                             ext=".json" if args.plain else ".json.gz",
                             cpu_backend=args.cpu_backend, which=set(args.which.split(",")),
                             extra=extra, whole_step=args.whole_step,
-                            oracle_samples=max(0, args.oracle), inplace_pairs=args.inplace)
+                            oracle_samples=max(0, args.oracle), inplace_pairs=args.inplace,
+                            workspaces=args.workspaces)
     except RuntimeError as e:
         print(f"export_inductor.py: {e}", file=sys.stderr)
         return 1

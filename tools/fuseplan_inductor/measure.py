@@ -146,6 +146,28 @@ def _cpu_profile(step, model):
     return result, peak, graph_peaks
 
 
+def call_peak(fn: Callable[[], Any]) -> tuple[Any, int]:
+    """Runs FN once on the CPU under the profiler, with the garbage
+    collector off; returns (its result, the peak of the running sum of the
+    allocator's events during the call: bytes above what was live before
+    it).  workspace.py measures extern kernels' temporaries with it."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            result = fn()
+    finally:
+        if was_on:
+            gc.enable()
+    evs = prof.profiler.kineto_results.events()
+    mem = sorted((e.start_ns(), e.nbytes()) for e in evs
+                 if e.name() == "[memory]" and e.device_type() == DeviceType.CPU)
+    return result, _running_live(mem)[1]
+
+
 def _running_live(mem):
     """([(time, live delta after the event)], peak delta) of the sorted
     (time, nbytes) memory events MEM."""

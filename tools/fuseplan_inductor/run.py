@@ -290,7 +290,7 @@ def loop(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
     exported = export_model(copy.deepcopy(model), inputs, loss_fn,
                             name=args.model.replace(":", ".").replace("/", "."),
                             model_label=args.model, batch=args.batch, out=exp_dir, ext=".json",
-                            whole_step=args.whole_step)
+                            whole_step=args.whole_step, workspaces=args.workspaces)
     given = _check_given(args.plans, exported) if args.plans else None
     graphs = _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given)
     # both plans compiled alike: as the model counts, or as Inductor does
@@ -376,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
                    "parallel regions stall on descheduled threads)")
     r.add_argument("--work", help="keep the exported graphs and plans in this directory")
     r.add_argument("--json", action="store_true", help="one JSON object per method, one a line")
+    r.add_argument("--workspaces", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure the extern kernels' workspaces when exporting (default: on)")
     e = sub.add_parser("export", help="the exporter (same as tools/export_inductor.py)",
                        add_help=False)
     e.add_argument("rest", nargs=argparse.REMAINDER)
