@@ -130,10 +130,12 @@ for m in models:
     km = i["kernels_match_plan"] and f["kernels_match_plan"]
     ok = all(r["outputs_match"] for r in rows.values())
     clean += bool(km and ok and not split)
-    # how both plans were compiled (rows before these fields: the backend's
-    # reuse of freed buffers)
+    # how both plans were compiled and exported (rows before these fields:
+    # Inductor's reuse of freed buffers, no workspaces)
     reuse = i.get("buffer_reuse", "inductor")
-    status = f"{yn(km)} / {yn(ok)} / 0 / {split}" + ("" if reuse == "adjacent" else f" ({reuse} reuse)")
+    marks = ([] if reuse == "adjacent" else [f"{reuse} reuse"]) + (
+        [] if i.get("workspaces") else ["no workspaces"])
+    status = f"{yn(km)} / {yn(ok)} / 0 / {split}" + (f" ({', '.join(marks)})" if marks else "")
     t = f"{f['step_time_s'] / i['step_time_s']:.2f} ({i['step_time_s'] / e['step_time_s']:.2f})"
     top = max(range(len(e["graphs"])), key=lambda k: e["graphs"][k]["predicted_peak_bytes"])
     cells, diffs, notes = [[], [], []], [], {}

@@ -192,6 +192,7 @@ def _row(args, method, graphs, measured, ref):
     row = {
         "model": args.model, "batch": args.batch, "device": args.device, "method": method,
         "cpp_functions": args.cpp_functions, "buffer_reuse": args.buffer_reuse,
+        "workspaces": args.workspaces,
         "kernels": (sum(f["kernels"] for f in figs) if method == "eager"
                     else sum(len(r.emitted or []) for r in reports)),
         "kernels_match_plan": _kernels_match(method, graphs, reports),
