@@ -131,9 +131,12 @@ for m in models:
     ok = all(r["outputs_match"] for r in rows.values())
     clean += bool(km and ok and not split)
     # how both plans were compiled and exported (rows before these fields:
-    # Inductor's reuse of freed buffers, no workspaces)
+    # the backend's C++ functions, Inductor's reuse of freed buffers, no
+    # workspaces)
     reuse = i.get("buffer_reuse", "inductor")
-    marks = ([] if reuse == "adjacent" else [f"{reuse} reuse"]) + (
+    funcs = i.get("cpp_functions", "backend")
+    marks = ([] if funcs == "kernel" else [f"{funcs} functions"]) + (
+        [] if reuse == "adjacent" else [f"{reuse} reuse"]) + (
         [] if i.get("workspaces") else ["no workspaces"])
     status = f"{yn(km)} / {yn(ok)} / 0 / {split}" + (f" ({', '.join(marks)})" if marks else "")
     t = f"{f['step_time_s'] / i['step_time_s']:.2f} ({i['step_time_s'] / e['step_time_s']:.2f})"
