@@ -15,8 +15,9 @@
 # Environment: FUSEPLAN_PYTHON  a python with fuseplan_inductor and the pinned
 #                               torch + timm; without one the section says so
 #              FP_FID_MODELS    models (default: the corpus models that run on
-#                               a CPU at batch 2, three more timm models and the
-#                               smallest whole-step Llama-style model; a
+#                               a CPU at batch 2, resnet18 and three more timm
+#                               models and the smallest whole-step Llama-style
+#                               model; a
 #                               llama-... name runs with --whole-step).  On 2
 #                               cores shared with other jobs (load ~13) a model
 #                               took 161 s (resmlp_12_224) to 744 s
@@ -39,8 +40,8 @@ bench_init fidelity "$@"
 py=${FUSEPLAN_PYTHON:-}
 # the package of this source tree, whatever version the python has installed
 export PYTHONPATH="$srcdir/tools${PYTHONPATH:+:$PYTHONPATH}"
-models=${FP_FID_MODELS:-resnet50 gpt2 deit_small_patch16_224 mobilenetv3_large_100 convnext_tiny \
-mixer_b16_224 efficientnet_b0 levit_128 resmlp_12_224 llama-d2-w256-v1k}
+models=${FP_FID_MODELS:-resnet50 resnet18 gpt2 deit_small_patch16_224 mobilenetv3_large_100 \
+convnext_tiny mixer_b16_224 efficientnet_b0 levit_128 resmlp_12_224 llama-d2-w256-v1k}
 batch=${FP_FID_BATCH:-2}
 seq=${FP_FID_SEQ:-128}
 secs=${FP_FID_S:-10}
@@ -81,29 +82,59 @@ tmp, models = sys.argv[1], sys.argv[2:]
 # measured causes of the residues over 2%, short; the measurements are in
 # docs/inductor.md, "Residues": (model, graph, method or "plan-to-plan")
 # -> cause; a residue without one reads "unexplained"
-KERNEL_GROUP = ("a C++ kernel group: the wrapper allocates the outputs of the 12 groups of "
-                "the last C++ function before calling it, 11 x 602,112 B more than fuseplan's "
-                "one group at a time")
 # the extern kernels' workspaces (convnext_tiny, efficientnet_b0 and
 # mobilenetv3_large_100 backward) are modelled since graph version 4;
 # eager's backward differs by autograd's own saved tensors and layouts
 EAGER_SAVED = ("eager autograd's saved tensors: it enters the backward with {} B live, the "
                "compiled backward graph with {} B; {}")
+# rows exported without workspaces (no "workspaces" field) still show them
+DW_CONV = ("an extern kernel's workspace (modelled since graph version 4): the peak is inside "
+           "the channels-last depthwise {} convolution_backward on {}, which holds {} B of "
+           "temporaries (as much alone)")
+CONVNEXT = DW_CONV.format("7x7", "(2, 768, 7, 7)", "38,688,768")
+EFFNET = DW_CONV.format("5x5", "(2, 1152, 7, 7)", "29,606,400")
+MOBILENET = DW_CONV.format("5x5", "(2, 960, 7, 7)", "24,672,000")
+R18_FWD = ("an extern kernel's workspace: the peak is inside the mkldnn_convolution of a "
+           "512x512 3x3 layer4 convolution, which allocates a 9,437,184 B copy of its weight "
+           "(measured 9,188,376 B over the prediction without workspaces)")
+R18_BWD = ("an extern kernel's workspace: the peak is inside that convolution's "
+           "convolution_backward, which holds weight-sized (9,437,184 B) aten::to copies, "
+           "2 x 9,437,184 B of the 18,876,416 B residue without workspaces")
+R50_FWD = ("an extern kernel's workspace: the peak is inside the mkldnn_convolution of a "
+           "512x512 3x3 layer4 convolution, which allocates a 9,437,184 B copy of its weight "
+           "(measured 7,411,736 B over the prediction without workspaces)")
+R50_BWD = ("an extern kernel's workspace: the peak is inside that convolution's "
+           "convolution_backward, which holds weight-sized (9,437,184 B) aten::to copies: "
+           "Inductor's plan 18,876,416 B over the prediction (2 copies + 2,048 B), fuseplan's "
+           "16,226,304 B, without workspaces")
 CAUSES = {
-    ("resmlp_12_224", "fwd", "inductor"): KERNEL_GROUP,
-    ("resmlp_12_224", "fwd", "fuseplan"): KERNEL_GROUP,
+    ("convnext_tiny", "bwd", "eager"): CONVNEXT,
+    ("convnext_tiny", "bwd", "inductor"): CONVNEXT,
+    ("convnext_tiny", "bwd", "fuseplan"): CONVNEXT,
+    ("mobilenetv3_large_100", "bwd", "inductor"): MOBILENET,
+    ("mobilenetv3_large_100", "bwd", "fuseplan"): MOBILENET,
+    ("efficientnet_b0", "bwd", "inductor"): EFFNET,
+    ("efficientnet_b0", "bwd", "fuseplan"): EFFNET,
+    ("resnet50", "fwd", "inductor"): R50_FWD,
+    ("resnet50", "fwd", "fuseplan"): R50_FWD,
+    ("resnet50", "bwd", "inductor"): R50_BWD,
+    ("resnet50", "bwd", "fuseplan"): R50_BWD,
+    ("resnet18", "fwd", "inductor"): R18_FWD,
+    ("resnet18", "fwd", "fuseplan"): R18_FWD,
+    ("resnet18", "bwd", "inductor"): R18_BWD,
+    ("resnet18", "bwd", "fuseplan"): R18_BWD,
+    ("levit_128", "bwd", "eager"): EAGER_SAVED.format(
+        "82,822,472", "78,506,696", "its peak is inside a BmmBackward0's bmm"),
+    ("resnet50", "bwd", "eager"): EAGER_SAVED.format(
+        "274,480,536", "311,164,880", "its peak is inside a ConvolutionBackward0"),
+    ("resnet18", "bwd", "eager"): EAGER_SAVED.format(
+        "91,202,704", "127,011,528", "its peak is inside a ConvolutionBackward0"),
     ("efficientnet_b0", "bwd", "eager"): EAGER_SAVED.format(
         "197,876,520", "131,379,680", "its peak is inside MulBackward0's sum, no temporaries"),
     ("mobilenetv3_large_100", "bwd", "eager"): EAGER_SAVED.format(
         "110,353,376", "94,675,736", "its peak is inside a contiguous convolution_backward "
         "holding 986,496 B of temporaries, where the graph's channels-last calls hold up to "
         "24,672,000 B"),
-    ("deit_small_patch16_224", "bwd", "plan-to-plan"): "the predicted gain is in-place outputs "
-    "that Inductor did not make in place for fuseplan's groups: without the pairs fuseplan "
-    "predicts 215,678,896 B, measured 215,612,648 B",
-    ("mixer_b16_224", "fwd", "plan-to-plan"): "likely a C++ kernel group: fuseplan's plan runs "
-    "28 groups as one C++ function; regrouped so, its timeline rises above Inductor's (487.7 "
-    "against 481.6 MB; measured 482.8 against 481.6)",
     ("llama-d2-w256-v1k", "step", "eager"): "eager's grad_and_value records the backward "
     "(create_graph=True) and keeps its saved tensors to the step's end",
 }
@@ -130,7 +161,15 @@ for m in models:
     km = i["kernels_match_plan"] and f["kernels_match_plan"]
     ok = all(r["outputs_match"] for r in rows.values())
     clean += bool(km and ok and not split)
-    status = f"{yn(km)} / {yn(ok)} / 0 / {split}"
+    # how both plans were compiled and exported (rows before these fields:
+    # the backend's C++ functions, Inductor's reuse of freed buffers, no
+    # workspaces)
+    reuse = i.get("buffer_reuse", "inductor")
+    funcs = i.get("cpp_functions", "backend")
+    marks = ([] if funcs == "kernel" else [f"{funcs} functions"]) + (
+        [] if reuse == "adjacent" else [f"{reuse} reuse"]) + (
+        [] if i.get("workspaces") else ["no workspaces"])
+    status = f"{yn(km)} / {yn(ok)} / 0 / {split}" + (f" ({', '.join(marks)})" if marks else "")
     t = f"{f['step_time_s'] / i['step_time_s']:.2f} ({i['step_time_s'] / e['step_time_s']:.2f})"
     top = max(range(len(e["graphs"])), key=lambda k: e["graphs"][k]["predicted_peak_bytes"])
     cells, diffs, notes = [[], [], []], [], {}

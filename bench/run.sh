@@ -35,7 +35,7 @@ bounds|What the structural bounds cost|`fuseplan info` (eager plan, traffic boun
 cluster|Gold plans across processes|`fuseplan batch` serial, with --jobs 2 and under mpirun, and a model of 100k items on 64 x 32 cores.
 mpi-lost|A lost worker rank|`mpirun --enable-recovery -np 3 fuseplan batch` with a worker killed (SIGKILL) 3 s in: when rank 0 records the lost item.
 inductor-loop|The loop: plans compiled by Inductor|`python -m fuseplan_inductor run` on corpus models: export, solve, compile with the plans, measure eager, Inductor's and fuseplan's plans on this CPU.
-fidelity|Fidelity: predicted against measured peaks|Per compiled graph and method (eager, Inductor's plan, fuseplan's plan): fuseplan's predicted peak against the peak measured on this CPU, the plan-to-plan difference measured and predicted, step time ratios; per model `nice python -m fuseplan_inductor run MODEL --threads 1 --replan 0 --json` (llama-...: `--whole-step`).
+fidelity|Fidelity: predicted against measured peaks|Per compiled graph and method (eager, Inductor's plan, fuseplan's plan): fuseplan's predicted peak against the peak measured on this CPU, the plan-to-plan difference measured and predicted, step time ratios; per model `nice python -m fuseplan_inductor run MODEL --threads 1 --replan 0 --json` (llama-...: `--whole-step`), both plans compiled as the model counts (one C++ function per kernel, a freed buffer reused only by the next kernel; a row marked "backend functions" or "inductor reuse" was measured with the C++ backend's own functions or Inductor's own reuse, one marked "no workspaces" exported without the extern workspaces, docs/inductor.md).
 EOF
 }
 list() { sections | grep -v '^#'; }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_inductor.sh -- fuseplan_inductor (tools/): plans applied inside
-# torch.compile (tools/tests/test_apply.py: Inductor's own plan, a
+# torch.compile (tools/tests/test_apply.py: Inductor's own plan, one C++
+# function per kernel and adjacent buffer reuse, a
 # foreign, a stale and an unfusible plan, the fallback, bad plan
 # directories, an unsupported torch; tools/tests/test_two_hop.py: the
 # exporter's verdicts on pairs two steps apart, convnext's LayerNorm

@@ -23,6 +23,16 @@ Inductor compiles inside the block run the plan made for it:
 4. ``Scheduler.codegen``: the kernels Inductor emits are recorded (one C++
    loop nest, one Triton kernel, one extern call each) and compared with the
    plan: one kernel per group, same members, same order.
+5. ``CppScheduling.ready_to_flush``: with ``flush_kernels`` (the default of
+   ``plans()``) the C++ backend ends its function after every kernel, so
+   that the wrapper allocates one kernel's outputs at a time and frees its
+   dead inputs before the next kernel allocates, as fuseplan's model counts
+   (docs/inductor.md, "C++ functions").
+6. ``AllocateLine.should_reuse_buffer``: with ``adjacent_reuse`` (the default
+   of ``plans()``) the wrapper's memory planning reuses a freed buffer only
+   for an allocation of the next kernel, which counts the same bytes as a
+   free and an allocation; a buffer held longer for a later kernel raises
+   the real peak above the model's (docs/inductor.md, "Buffer reuse").
 
 docs/inductor.md lists the private Inductor APIs this relies on.
 """
@@ -166,7 +176,8 @@ class PlanSet:
     """The plans of one directory, and the reports of the graphs compiled
     while they were active."""
 
-    def __init__(self, plan_dir: str, on_missing: str = "error", verify: str = "error") -> None:
+    def __init__(self, plan_dir: str, on_missing: str = "error", verify: str = "error",
+                 flush_kernels: bool = True, adjacent_reuse: bool = True) -> None:
         if on_missing not in ("error", "inductor"):
             raise ValueError(f"on_missing must be 'error' or 'inductor', not {on_missing!r}")
         if verify not in ("error", "report"):
@@ -174,6 +185,8 @@ class PlanSet:
         self.plan_dir = plan_dir
         self.on_missing = on_missing
         self.verify = verify
+        self.flush_kernels = flush_kernels  # one C++ function per kernel (_wrap_ready)
+        self.adjacent_reuse = adjacent_reuse  # no freed buffer held (_wrap_reuse)
         self.index, self.graphs = _read_dir(plan_dir)
         self.reports = []
 
@@ -462,6 +475,38 @@ def _wrap_codegen(orig):
     return codegen
 
 
+def _wrap_ready(orig):
+    """CppScheduling.ready_to_flush: true after every kernel while the
+    innermost PlanSet has flush_kernels.  Why: the C++ backend otherwise
+    collects every kernel up to the next extern call into one function
+    (KernelGroup), and the wrapper allocates all their outputs before that
+    function runs and frees their dead inputs after it returns; the
+    scheduler's codegen loop asks this after each node and flushes."""
+
+    def ready_to_flush(self):
+        return bool(_ACTIVE and _ACTIVE[-1].flush_kernels) or orig(self)
+
+    return ready_to_flush
+
+
+def _wrap_reuse(orig):
+    """AllocateLine.should_reuse_buffer: while the innermost PlanSet has
+    adjacent_reuse, a freed buffer is reused only by the kernel right after
+    the one that freed it.  Why: Inductor also reuses one further away when
+    its own peak estimate (memory.py, without in-place updates, graph
+    inputs never freed) says the hold stays under its estimated peak; that
+    estimate is higher than fuseplan's, so the hold can raise the real
+    peak of a plan fuseplan made lower."""
+
+    def should_reuse_buffer(self, free_line, size):
+        if (_ACTIVE and _ACTIVE[-1].adjacent_reuse and not self.comm_buffer
+                and free_line.scheduler_node_index + 1 != self.scheduler_node_index):
+            return False
+        return orig(self, free_line, size)
+
+    return should_reuse_buffer
+
+
 def _wrap_why(orig):
     def __call__(self, reason, *args):
         if _WHY:
@@ -478,6 +523,7 @@ def _hooks():
     import torch
     import torch._inductor.config as ic
     from torch._inductor import scheduler as S
+    from torch._inductor.codegen import cpp, wrapper
     from torch._inductor.virtualized import V
 
     with contextlib.ExitStack() as st:
@@ -496,6 +542,8 @@ def _hooks():
         st.enter_context(record.patched(S.Scheduler, "_init", _wrap_init))
         st.enter_context(record.patched(S.Scheduler, "codegen", _wrap_codegen))
         st.enter_context(record.patched(S.WhyNoFuse, "__call__", _wrap_why))
+        st.enter_context(record.patched(cpp.CppScheduling, "ready_to_flush", _wrap_ready))
+        st.enter_context(record.patched(wrapper.AllocateLine, "should_reuse_buffer", _wrap_reuse))
         st.enter_context(record.hooks())
         yield
 
@@ -518,7 +566,8 @@ def _active(ps):
 
 @contextlib.contextmanager
 def plans(plan_dir: str | None = None, *, on_missing: str = "error",
-          verify: str = "error") -> Iterator[PlanSet]:
+          verify: str = "error", flush_kernels: bool = True,
+          adjacent_reuse: bool = True) -> Iterator[PlanSet]:
     """Applies the plans in PLAN_DIR (default: $FUSEPLAN_PLANS) to every
     graph Inductor compiles inside the block; yields the PlanSet, whose
     ``reports`` say what happened to each graph.  Run the whole training
@@ -528,7 +577,9 @@ def plans(plan_dir: str | None = None, *, on_missing: str = "error",
     on_missing: "error" (a graph without a plan raises NoPlanError) or
     "inductor" (logged, Inductor fuses that graph as usual).  verify:
     "error" (kernels that differ from the plan raise KernelMismatchError) or
-    "report" (GraphReport.kernels_match_plan says so).  Raises
+    "report" (GraphReport.kernels_match_plan says so).  flush_kernels:
+    one C++ function per kernel (True), or the C++ backend's own functions
+    that run every kernel between two extern calls (False).  Raises
     UnsupportedTorchError, PlanDirError; the errors of compilation reach the
     caller wrapped by torch (torch._dynamo.exc.BackendCompilerFailed), see
     ``plan_error``."""
@@ -537,7 +588,7 @@ def plans(plan_dir: str | None = None, *, on_missing: str = "error",
         plan_dir = os.environ.get("FUSEPLAN_PLANS")
         if not plan_dir:
             raise PlanDirError("no plan directory: pass one or set FUSEPLAN_PLANS")
-    with _active(PlanSet(plan_dir, on_missing, verify)) as ps:
+    with _active(PlanSet(plan_dir, on_missing, verify, flush_kernels, adjacent_reuse)) as ps:
         yield ps
 
 
@@ -562,14 +613,18 @@ def plans_from_env() -> PlanSet | None:
 
 
 @contextlib.contextmanager
-def observe() -> Iterator[PlanSet]:
+def observe(flush_kernels: bool = False, adjacent_reuse: bool = False) -> Iterator[PlanSet]:
     """Records the kernels Inductor emits for every graph compiled inside
-    the block, without changing anything; yields an object whose
-    ``reports`` list one GraphReport per graph (fingerprint, emitted)."""
+    the block; yields an object whose ``reports`` list one GraphReport per
+    graph (fingerprint, emitted).  Inductor's plan is left as it is; with
+    FLUSH_KERNELS its C++ kernels are one function each, with
+    ADJACENT_REUSE no freed buffer is held for a later kernel (as in
+    plans())."""
 
     class _Observer(PlanSet):
         def __init__(self):
             self.plan_dir, self.on_missing, self.verify = None, "inductor", "report"
+            self.flush_kernels, self.adjacent_reuse = flush_kernels, adjacent_reuse
             self.index, self.graphs, self.reports = {}, {}, []
 
         def lookup(self, report):

@@ -191,6 +191,8 @@ def _row(args, method, graphs, measured, ref):
     figs = [g.figures[method] for g in graphs]
     row = {
         "model": args.model, "batch": args.batch, "device": args.device, "method": method,
+        "cpp_functions": args.cpp_functions, "buffer_reuse": args.buffer_reuse,
+        "workspaces": args.workspaces,
         "kernels": (sum(f["kernels"] for f in figs) if method == "eager"
                     else sum(len(r.emitted or []) for r in reports)),
         "kernels_match_plan": _kernels_match(method, graphs, reports),
@@ -292,8 +294,11 @@ def loop(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             whole_step=args.whole_step, workspaces=args.workspaces)
     given = _check_given(args.plans, exported) if args.plans else None
     graphs = _plan_graphs(fuseplan, exported, exp_dir, plan_dir, args, given)
-    contexts = {"eager": _null_ctx, "inductor": observe,
-                "fuseplan": lambda: plans(args.plans or plan_dir, verify="report")}
+    # both plans compiled alike: as the model counts, or as Inductor does
+    mem = {"flush_kernels": args.cpp_functions == "kernel",
+           "adjacent_reuse": args.buffer_reuse == "adjacent"}
+    contexts = {"eager": _null_ctx, "inductor": lambda: observe(**mem),
+                "fuseplan": lambda: plans(args.plans or plan_dir, verify="report", **mem)}
     rows, ref = [], None
     for method, ctx in contexts.items():
         measured = _measure_replanning(args, method, model, inputs, loss_fn, ctx, graphs,
@@ -356,6 +361,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="the training step as one graph (forward + backward, "
                    "torch.func.grad_and_value compiled whole) instead of AOTAutograd's "
                    "forward and backward graphs")
+    r.add_argument("--cpp-functions", default="kernel", choices=["kernel", "backend"],
+                   help="C++ functions of both compiled plans: one per kernel (default: "
+                   "the wrapper allocates one kernel's outputs at a time, as fuseplan's "
+                   "model counts) or the C++ backend's own (every kernel between two "
+                   "extern calls in one function)")
+    r.add_argument("--buffer-reuse", default="adjacent", choices=["adjacent", "inductor"],
+                   help="the wrapper's reuse of freed buffers in both compiled plans: only "
+                   "by the next kernel (default: peak-neutral, as fuseplan's model counts) or "
+                   "also later when Inductor's own peak estimate allows")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     r.add_argument("--steps", type=int, default=5, help="timed steps per method (default 5)")
     r.add_argument("--threads", type=int, default=1,

@@ -1,10 +1,12 @@
 """fuseplan_inductor.plans() on the tiny model: Inductor's own plan
-reproduces Inductor's kernels; a foreign, a stale, an unfusible plan, an
+reproduces Inductor's kernels; a plan compiles to one C++ function per
+kernel and reuses a freed buffer only in the next kernel; a foreign, a stale, an unfusible plan, an
 unsupported torch and a missing plan directory each give their one error;
 on_missing="inductor" falls back; importing the package with FUSEPLAN_PLANS
 set activates nothing, plans_from_env() does.  Run by tests/tools/test_inductor.sh
 (python -m unittest); needs torch."""
 
+import contextlib
 import copy
 import os
 import shutil
@@ -18,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 
 import fuseplan_inductor as fi  # noqa: E402
+from fuseplan_inductor import measure  # noqa: E402
 from fuseplan_inductor.export import _compatible, export_model  # noqa: E402
 from fuseplan_inductor.files import dump, load  # noqa: E402
 from fuseplan_inductor.models import build_model  # noqa: E402
@@ -37,6 +40,54 @@ def _loop_refused(graph):
     nodes = [n for n in graph["nodes"] if n["kind"] != "extern"]
     return [(a["name"], b["name"]) for i, a in enumerate(nodes) for b in nodes[i + 1:]
             if bufs(a) & bufs(b) and _compatible(sizes(a), sizes(b)) and not _compatible(a, b)]
+
+
+@contextlib.contextmanager
+def _cpp_functions():
+    """Yields a list that gets, for each C++ function the C++ backend
+    generates inside the block, how many loop nests (kernels) it runs."""
+    from torch._inductor.codegen import cpp
+
+    out, nests = [], [0]
+    finalize, flush = cpp.KernelGroup.finalize_kernel, cpp.CppScheduling.flush
+
+    def counting_finalize(self, *args):
+        nests[0] += 1
+        return finalize(self, *args)
+
+    def counting_flush(self):
+        if nests[0]:
+            out.append(nests[0])
+        nests[0] = 0
+        return flush(self)
+
+    cpp.KernelGroup.finalize_kernel, cpp.CppScheduling.flush = counting_finalize, counting_flush
+    try:
+        yield out
+    finally:
+        cpp.KernelGroup.finalize_kernel, cpp.CppScheduling.flush = finalize, flush
+
+
+@contextlib.contextmanager
+def _reuses():
+    """Yields a list that gets (index of the freeing node, index of the
+    allocating node) for each reuse of a freed buffer the wrapper's memory
+    planning makes inside the block."""
+    from torch._inductor.codegen import wrapper
+
+    out, orig = [], wrapper.AllocateLine.should_reuse_buffer
+
+    def recording(self, free_line, size):
+        ok = orig(self, free_line, size)
+        if ok:
+            out.append((free_line.scheduler_node_index, self.scheduler_node_index))
+        return ok
+
+    wrapper.AllocateLine.should_reuse_buffer = recording
+    try:
+        yield out
+    finally:
+        wrapper.AllocateLine.should_reuse_buffer = orig
 
 
 def _step(model, inputs, loss_fn):
@@ -115,6 +166,39 @@ class TinyPlans(unittest.TestCase):
         for r in ps.reports:
             self.assertTrue(r.kernels_match_plan)
             self.assertEqual(len(r.emitted), len(r.node_names))
+
+    def test_compiled_as_modelled(self):
+        # the eager plan (every node alone): by default every C++ function
+        # runs one kernel, so the wrapper allocates one kernel's outputs at
+        # a time, and a freed buffer is reused only by the next kernel; the
+        # C++ backend's own functions run several
+        d = self.plan_dir("flush", lambda w, ex: [[n["name"]] for n in ex.graph["nodes"]])
+        peaks = {}
+        for flush in (True, False):
+            model = copy.deepcopy(self.model)
+            with _cpp_functions() as funcs, _reuses() as reuses, \
+                    fi.plans(d, flush_kernels=flush, adjacent_reuse=flush) as ps:
+                torch._dynamo.reset()
+                step = measure.make_step(torch.compile(model, dynamic=False), model,
+                                            self.inputs, self.loss)
+                step()
+                peaks[flush] = measure.measure_peak(step, model, self.inputs, "cpu")[1]
+            kernels = sum(1 for r in ps.reports for n in r.emitted
+                          if self.node(r, n[0])["kind"] != "extern")
+            if flush:
+                self.assertEqual(funcs, [1] * kernels)
+                self.assertEqual([(a, a + 1) for a, _ in reuses], reuses)
+            else:
+                self.assertGreater(max(funcs), 1, "the backend's functions are one kernel each")
+        # one kernel's outputs at a time never holds more than the backend's
+        # functions (on tiny the two peaks are equal: no function there
+        # allocates more than it frees)
+        for a, b in zip(peaks[True], peaks[False], strict=True):
+            self.assertLessEqual(a, b)
+
+    def node(self, report, name):
+        ex = self.exported[report.which]
+        return next(n for n in ex.graph["nodes"] if n["name"] == name)
 
     def test_foreign_plan(self):
         # plans made for batch 3 are stale for batch 2: same nodes, other sizes
