@@ -161,8 +161,7 @@ static fp_status check_order(const fp_graph *g, const int32_t *step,
 /* Full legality check; fills step[] (n entries) on success. */
 static fp_status check_into(const fp_graph *g, const fp_plan *p, int32_t k,
                             int32_t *step, fp_error *err) {
-  if (k <= 0)
-    k = fp_graph_max_fusion_size(g);
+  k = fp_graph_fusion_cap(g, k); /* a limit may only lower g's own */
   fp_status st = assign_steps(g, p, k, step, err);
   if (st == FP_OK)
     st = check_fusions(g, p, err);

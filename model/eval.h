@@ -43,10 +43,11 @@ typedef struct fp_step {
 /* Checks the plan against docs/cost-model.md#legality (every node once; no
  * empty group; extern alone; pairwise compatible; not unfusible; every
  * linked pair with one of its linkers (graph.h, fp_graph_linked); at most
- * `max_fusion_size` nodes per group, where 0 means the graph's own value;
- * dependency order).  Returns FP_OK, or FP_EILLEGAL with a message naming
- * the first violation (group index and node names), or FP_ENOMEM.
- * FP_EARG when g is NULL or not finalized, or p is NULL. */
+ * `max_fusion_size` nodes per group, where 0 means the graph's own value,
+ * which also caps a larger one (fp_graph_fusion_cap); dependency order).
+ * Returns FP_OK, or FP_EILLEGAL with a message naming the first violation
+ * (group index and node names), or FP_ENOMEM. FP_EARG when g is NULL or not
+ * finalized, or p is NULL. */
 fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
                         int32_t max_fusion_size, fp_error *err);
 
@@ -58,7 +59,8 @@ fp_status fp_plan_check(const fp_graph *g, const fp_plan *p,
 fp_status fp_plan_eval(const fp_graph *g, const fp_plan *p, fp_metrics *out,
                        fp_step *timeline, fp_error *err);
 
-/* As fp_plan_eval, with an explicit fusion-size limit (0 = the graph's). */
+/* As fp_plan_eval, with an explicit fusion-size limit (0 = the graph's;
+ * capped at the graph's, fp_graph_fusion_cap). */
 fp_status fp_plan_eval_k(const fp_graph *g, const fp_plan *p,
                          int32_t max_fusion_size, fp_metrics *out,
                          fp_step *timeline, fp_error *err);

@@ -1220,6 +1220,10 @@ int32_t fp_graph_output_count(const fp_graph *g) {
 int32_t fp_graph_max_fusion_size(const fp_graph *g) {
   return g ? g->max_fusion_size : 0;
 }
+int32_t fp_graph_fusion_cap(const fp_graph *g, int32_t k) {
+  int32_t own = fp_graph_max_fusion_size(g);
+  return k > 0 && k < own ? k : own;
+}
 bool fp_graph_is_finalized(const fp_graph *g) {
   return g && g->finalized;
 }

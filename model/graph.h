@@ -321,6 +321,11 @@ int32_t fp_graph_buffer_count(const fp_graph *g);
 int32_t fp_graph_output_count(const fp_graph *g);
 int32_t fp_graph_output(const fp_graph *g, int32_t i); /* buffer index */
 int32_t fp_graph_max_fusion_size(const fp_graph *g);
+/* The largest group allowed in g under a fusion-size limit k: k when
+ * 0 < k < g's max_fusion_size, g's own otherwise (0 stands for it, and a
+ * limit may only lower it: every bound and rule of g assumes no group
+ * above it); 0 for a NULL g.  Never fails. */
+int32_t fp_graph_fusion_cap(const fp_graph *g, int32_t k);
 bool fp_graph_is_finalized(const fp_graph *g);
 
 /* Node / buffer views; the pointers stay valid until the graph is

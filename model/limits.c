@@ -36,10 +36,10 @@ uint64_t fp_limits_peak_cap(const fp_limits *lim, uint64_t eager_peak) {
   return lim->peak == FP_LIMITS_PEAK_EAGER ? eager_peak : lim->peak;
 }
 
-/* lim->max_fusion_size with the graph's stand-in replaced. */
+/* lim->max_fusion_size with the graph's stand-in replaced, and capped at
+ * the graph's own (fp_graph_fusion_cap). */
 int32_t fp_limits_fusion_size(const fp_limits *lim, const fp_graph *g) {
-  return lim && lim->max_fusion_size > 0 ? lim->max_fusion_size
-                                         : fp_graph_max_fusion_size(g);
+  return fp_graph_fusion_cap(g, lim ? lim->max_fusion_size : 0);
 }
 
 /* A decimal integer at the start of s (a digit first, no sign or space)

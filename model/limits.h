@@ -54,7 +54,8 @@ fp_status fp_limits_check(const fp_limits *lim, const char *who, fp_error *err);
 uint64_t fp_limits_peak_cap(const fp_limits *lim, uint64_t eager_peak);
 
 /* The largest group allowed in g: lim->max_fusion_size, or g's own where
- * it is FP_LIMITS_GRAPH_FUSION or lim is NULL (0 for a NULL g). */
+ * it is FP_LIMITS_GRAPH_FUSION, above g's own, or lim is NULL (0 for a
+ * NULL g). */
 int32_t fp_limits_fusion_size(const fp_limits *lim, const fp_graph *g);
 
 /* Parses a byte count: decimal digits and an optional unit, one of B,

@@ -407,7 +407,7 @@ static fp_status work_build(pb_work *W, const fp_graph *g, int32_t k,
   memset(W, 0, sizeof *W);
   W->g = g;
   W->n = fp_graph_node_count(g);
-  W->k = k > 0 ? k : fp_graph_max_fusion_size(g);
+  W->k = fp_graph_fusion_cap(g, k);
   W->words = ((size_t)W->n + 63) / 64;
   size_t cells = (size_t)W->n * W->words;
   W->desc = calloc(cells + 1, sizeof *W->desc);
@@ -801,7 +801,7 @@ uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size) {
   int32_t n = fp_graph_node_count(g), k = max_fusion_size;
   if (fp_graph_inplace_count(g) == 0)
     return 0;
-  k = k > 0 ? k : fp_graph_max_fusion_size(g);
+  k = fp_graph_fusion_cap(g, k);
   uint64_t *cap = malloc(((size_t)n + 1) * sizeof *cap), sum = 0;
   for (int32_t v = 0; v < n; v++) {
     uint64_t c = node_inplace_cap(g, v);

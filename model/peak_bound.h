@@ -14,12 +14,12 @@
 /* Sets *out to the largest of `floor_bytes` (a bound the caller already
  * has; 0 for none), the resident bytes and the rules of peak_bound.c for
  * plans whose groups hold at most `max_fusion_size` nodes (0: the graph's
- * own limit).  Every legal plan of the finalized graph g has a peak >=
- * *out.  On large graphs (past 16384 nodes, or too many reads) only the
- * step-0 and last-step rules apply.  On a graph with in-place pairs the
- * rules give up fp_inplace_step_cap bytes (what takeovers can save at a
- * step), so they stay lower bounds.  FP_ENOMEM (then *out holds the
- * weaker bound computed so far, still valid). */
+ * own limit, which caps a larger one: fp_graph_fusion_cap).  Every legal plan
+ * of the finalized graph g has a peak >= *out.  On large graphs (past 16384
+ * nodes, or too many reads) only the step-0 and last-step rules apply.  On a
+ * graph with in-place pairs the rules give up fp_inplace_step_cap bytes (what
+ * takeovers can save at a step), so they stay lower bounds.  FP_ENOMEM (then
+ * *out holds the weaker bound computed so far, still valid). */
 fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
                         uint64_t floor_bytes, uint64_t *out, fp_error *err);
 
@@ -39,7 +39,7 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
 
 /* The most bytes in-place takeovers (docs/cost-model.md, "In-place
  * kernels") can save at any one step of a plan whose groups hold at most
- * max_fusion_size nodes (0: the graph's own limit): the sum of the
+ * max_fusion_size nodes (capped as fp_peak_bound's): the sum of the
  * largest per-node savings (the distinct buffers a node's pairs write)
  * over that many nodes.  0 for a graph without pairs.  Never fails (out
  * of memory it sums over every node, still an upper bound). */

@@ -293,8 +293,7 @@ fp_status sub_window(sub_problem *S, sub_scratch *scr, const fp_graph *g,
   fp_error local; /* the helpers read err->code */
   err = err ? err : &local;
   memset(S, 0, sizeof *S);
-  if (k <= 0)
-    k = fp_graph_max_fusion_size(g);
+  k = fp_graph_fusion_cap(g, k);
   fp_status st = collect_nodes(S, scr, p, s0, s1, err);
   if (st == FP_OK)
     st = build_graph(S, scr, g, step, k, s1, err);

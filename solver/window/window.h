@@ -62,7 +62,8 @@ void sub_scratch_free(sub_scratch *s);
 
 /* Cuts the window [s0, s1) out of the legal plan p of g, whose per-node
  * steps are `step` and whose evaluator timeline is `tl` (with metrics
- * `pm`).  max_fusion_size k (0: the graph's) is the sub-graph's.  Fills
+ * `pm`).  max_fusion_size k (0 or above the graph's: its) is the sub-graph's.
+ * Fills
  * *S (free it with sub_free).  FP_ENOMEM; FP_EINTERNAL when the identities
  * above fail (a bug). */
 fp_status sub_window(sub_problem *S, sub_scratch *scr, const fp_graph *g,

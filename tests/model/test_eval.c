@@ -344,7 +344,7 @@ START_TEST(legality_rules) {
   expect_illegal(g, "n1 | n0 | n2 | n3 | n4 | mm | n6", "before its writer");
   expect_illegal(g, "n0 | n1 | n2 | n3 | n4 | n6 | mm", "before its writer");
   expect_illegal(g, "n0 | | n1 | n2 | n3 | n4 | mm | n6", "group 1 is empty");
-  /* an explicit limit overrides the graph's */
+  /* an explicit limit lowers the graph's */
   fp_plan *p = tu_plan(g, "n0 n1 | n2 | n3 | n4 | mm | n6");
   ck_assert_int_eq(fp_plan_check(g, p, 1, NULL), FP_EILLEGAL);
   ck_assert_int_eq(fp_plan_check(g, p, 2, NULL), FP_OK);

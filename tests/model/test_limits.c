@@ -29,6 +29,12 @@ START_TEST(defaults_check_and_resolution) {
   ck_assert_int_eq(fp_limits_fusion_size(&lim, g), fp_graph_max_fusion_size(g));
   lim.max_fusion_size = 2;
   ck_assert_int_eq(fp_limits_fusion_size(&lim, g), 2);
+  /* a limit may only lower the graph's own */
+  lim.max_fusion_size = fp_graph_max_fusion_size(g) + 1;
+  ck_assert_int_eq(fp_limits_fusion_size(&lim, g), fp_graph_max_fusion_size(g));
+  ck_assert_int_eq(fp_limits_fusion_size(NULL, g), fp_graph_max_fusion_size(g));
+  ck_assert_int_eq(fp_graph_fusion_cap(g, 1), 1);
+  ck_assert_int_eq(fp_graph_fusion_cap(NULL, 1), 0);
   fp_graph_destroy(g);
   lim.max_fusion_size = -1;
   fp_error_clear(&err);

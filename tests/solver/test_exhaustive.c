@@ -818,6 +818,61 @@ START_TEST(random_linked_twice_agree) {
 }
 END_TEST
 
+/* g (destroyed) reopened with max_fusion_size k. */
+static fp_graph *with_fusion_size(fp_graph *g, int32_t k) {
+  fp_graph *o = fp_graph_copy_open(g, NULL);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_int_eq(fp_graph_set_max_fusion_size(o, k, NULL), FP_OK);
+  ck_assert_int_eq(fp_graph_finalize(o, NULL), FP_OK);
+  fp_graph_destroy(g);
+  return o;
+}
+
+/* p's largest group is at most k, and p passes the graph's own check. */
+static void groups_within(const fp_graph *g, const fp_plan *p, int32_t k,
+                          const char *what) {
+  fp_error err;
+  ck_assert_msg(fp_plan_check(g, p, 0, &err) == FP_OK, "%s: %s", what, err.msg);
+  for (int32_t t = 0; t < fp_plan_group_count(p); t++) {
+    int32_t len;
+    fp_plan_group(p, t, &len);
+    ck_assert_msg(len <= k, "%s: group %d has %d nodes, above %d", what, t, len,
+                  k);
+  }
+}
+
+/* Random graphs whose max_fusion_size (1 to 3) is below or above the
+ * parameters' limit (1 to 4): a limit may only lower the graph's, so the
+ * exhaustive search and the ILP find the same optimum of the smaller one
+ * (the ILP's traffic cuts assume the graph's own: a larger limit used to
+ * give "model objective disagrees with the evaluator"), and their plans
+ * hold no group above it. */
+START_TEST(random_fusion_caps_agree) {
+  tu_rng r = {(uint64_t)_i * 7919u + 5};
+  int32_t gk = 1 + (int32_t)tu_below(&r, 3);
+  fp_graph *g = with_fusion_size(tu_random_deep_graph(&r, 3, 7), gk);
+  fp_ilp_params prm = random_params(&r, g);
+  prm.limits.max_fusion_size = 1 + (int32_t)tu_below(&r, 4);
+  int32_t k = prm.limits.max_fusion_size < gk ? prm.limits.max_fusion_size : gk;
+  char what[64];
+  snprintf(what, sizeof what, "fusion caps seed %d (%d, %d)", _i, gk,
+           prm.limits.max_fusion_size);
+  every_method_agrees(g, prm, what);
+  fp_plan *p = fp_plan_create(), *q = fp_plan_create();
+  fp_metrics me, mi;
+  prm.window = FP_ILP_WINDOW_EXACT;
+  fp_status se = fp_exhaustive(g, &prm, p, &me, NULL);
+  ck_assert_int_eq(fp_ilp_solve(g, &prm, q, &mi, NULL), se);
+  if (se == FP_OK) {
+    groups_within(g, p, k, what);
+    groups_within(g, q, k, what);
+  }
+  fp_plan_destroy(p);
+  fp_plan_destroy(q);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* The least-peak plan of g into p and its figures into *opt (plain
  * min-peak parameters into *prm), after checking that both peak bounds
  * (fp_graph_bounds, fp_peak_bound) stay at or below that least peak. */
@@ -903,6 +958,7 @@ static Suite *exhaustive_suite(void) {
   tcase_add_loop_test(prop, random_loops_agree, 0, 100);
   tcase_add_loop_test(prop, random_linked_agree, 0, 150);
   tcase_add_loop_test(prop, random_linked_twice_agree, 0, 150);
+  tcase_add_loop_test(prop, random_fusion_caps_agree, 0, 120);
   tcase_add_loop_test(prop, random_updates_agree, 0, 150);
   tcase_add_loop_test(prop, random_workspaces_agree, 0, 150);
   suite_add_tcase(s, prop);
