@@ -470,6 +470,11 @@ START_TEST(limits_h) {
   ck_assert_uint_eq(fp_limits_peak_cap(NULL, 1234), 1234);
   ck_assert_int_eq(fp_limits_fusion_size(NULL, g), fp_graph_max_fusion_size(g));
   ck_assert_int_eq(fp_limits_fusion_size(NULL, NULL), 0);
+  /* the cap never raises the graph's own limit; NULL answers 0 */
+  ck_assert_int_eq(fp_graph_fusion_cap(NULL, 3), 0);
+  ck_assert_int_eq(fp_graph_fusion_cap(g, 0), fp_graph_max_fusion_size(g));
+  ck_assert_int_eq(fp_graph_fusion_cap(g, fp_graph_max_fusion_size(g) + 5),
+                   fp_graph_max_fusion_size(g));
   EXPECT_EARG(fp_limits_parse_bytes(NULL, &bytes, ERR));
   EXPECT_EARG(fp_limits_parse_bytes("12", NULL, ERR));
   EXPECT_EARG(fp_limits_parse_bytes("-1", &bytes, ERR));

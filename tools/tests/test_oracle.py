@@ -176,10 +176,12 @@ class Oracle(unittest.TestCase):
     def test_two_hop_triples_found(self):
         full = _export("test_convnext", 2, os.path.join(self.tmp, "c1"), which=("fwd",),
                        oracle_samples=500)
-        # without the two-hop verdicts, the loop rule and the pairs code
-        # generation splits (outer-loop pairs), R, Q is allowed: pairwise
-        # verdicts call R, P, Q legal and the oracle must say no
+        # without the two-hop verdicts, the loop rule, the pairs code
+        # generation splits (outer-loop pairs) and the cross-group pairs,
+        # R, Q is allowed: pairwise verdicts call R, P, Q legal and the
+        # oracle must say no
         with mock.patch.object(E, "_two_hop_pairs", lambda pairs, pos: set()), \
+                mock.patch.object(E.oracle, "cross_pairs", lambda *a: ([], [])), \
                 mock.patch.object(E.loops, "fuse", lambda a, b: True), \
                 mock.patch.object(E.loops, "outer_only", lambda a, b: False), \
                 mock.patch.object(E.outer, "split_pairs", lambda sched, nodes: []):
