@@ -434,7 +434,9 @@ static fp_status work_build(pb_work *W, const fp_graph *g, int32_t k,
  * freeable input when some reader is at or after s; another buffer when
  * its writer is at or before s, some reader at or after s, and it is
  * certainly materialized (a reader always later than the writer, the
- * writer certainly before s, or that reader certainly after s).  The
+ * writer certainly before s, or that reader certainly after s; a node
+ * that cannot share a group with a member of G never runs at s, so its
+ * side is strict).  The
  * cheapest choice is a maximum-closure problem, solved as a minimum cut:
  * profit c_b for a buffer whose counting readers all run before s (it is
  * then freed), cost a_v for the buffers a free node v would make live. */
@@ -448,6 +450,7 @@ typedef struct cut_work {
   int32_t forced;    /* a free node forced to one side (far pairs), or -1 */
   int8_t forced_cls; /* CLS_BEFORE or CLS_AFTER */
   int8_t *cls;       /* node -> CLS_* */
+  bool *apart;       /* node -> never in G's group (never at step s) */
   int32_t *vid;      /* free node -> flow vertex */
   int64_t *a;        /* free node -> cost */
   int32_t *items;    /* readers of one reward item, scratch */
@@ -484,6 +487,13 @@ static void cut_classify(cut_work *C) {
         c = CLS_AFTER;
     }
     C->cls[v] = c;
+    /* A node that cannot share a group with some member of G never runs
+     * at step s: placed before, it runs strictly before s; after,
+     * strictly after. */
+    bool apart = false;
+    for (int32_t i = 0; i < C->ng && !apart && c != CLS_GROUP; i++)
+      apart = !may_share(W, v, C->grp[i]);
+    C->apart[v] = apart;
   }
   /* A node forced before s brings its producers along, one forced after
    * its consumers (the nodes before s are closed under producers). */
@@ -527,12 +537,12 @@ static int cut_reward(cut_work *C, uint64_t bytes, int32_t n) {
 static int32_t cut_counting_readers(cut_work *C, const fp_buffer *buf) {
   const pb_work *W = C->W;
   int32_t w = buf->writer, n = 0;
-  bool all = strict_vs_group(C, w, 0);
+  bool all = strict_vs_group(C, w, 0) || C->apart[w];
   for (int32_t i = 0; i < buf->n_readers && !all; i++)
     all = bit(W->strict, W->words, w, buf->readers[i]);
   for (int32_t i = 0; i < buf->n_readers; i++) {
     int32_t r = buf->readers[i];
-    if (!all && !strict_vs_group(C, r, 1))
+    if (!all && !strict_vs_group(C, r, 1) && !C->apart[r])
       continue;
     if (C->cls[r] == CLS_GROUP || C->cls[r] == CLS_AFTER)
       return -1;
@@ -619,12 +629,13 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
   C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node;
   C.forced_cls = force.late ? CLS_AFTER : CLS_BEFORE;
   C.cls = malloc((size_t)n + 1);
+  C.apart = malloc(((size_t)n + 1) * sizeof *C.apart);
   C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
   C.a = calloc((size_t)n + 1, sizeof *C.a);
   C.items = malloc(((size_t)n + 1) * sizeof *C.items);
   C.f = fp_flow_create(2 + n + nb);
   fp_status st = FP_OK;
-  if (!C.cls || !C.vid || !C.a || !C.items || !C.f)
+  if (!C.cls || !C.apart || !C.vid || !C.a || !C.items || !C.f)
     goto oom;
   cut_classify(&C);
   C.nv = 2; /* 0: source, 1: sink */
@@ -646,6 +657,7 @@ oom:
   st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
 done:
   free(C.cls);
+  free(C.apart);
   free(C.vid);
   free(C.a);
   free(C.items);

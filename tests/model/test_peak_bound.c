@@ -382,6 +382,41 @@ START_TEST(min_cut_weighs_both_places_of_a_free_node) {
 }
 END_TEST
 
+/* A chain s -> t -> o (o an output) beside x, whose iteration space differs
+ * from the chain's: at step(x) one link is live whatever the order (p1
+ * after x: s; p1 before and p2 after: t, materialized because neither can
+ * share x's group, so they run at different steps; both before: o).  No
+ * link is certain on its own: the min-cut rule sees it only by knowing
+ * that p1 and p2 never run at x's step (the whole-step SGD update of an
+ * output projection, data/whole-step/README.md). */
+static const char apart_chain_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'chain',"
+    " 'buffers': [{'name': 's', 'bytes': 100}, {'name': 'q', 'bytes': 10},"
+    "  {'name': 't', 'bytes': 100}, {'name': 'o', 'bytes': 100},"
+    "  {'name': 'b', 'bytes': 1000}, {'name': 'e', 'bytes': 1}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'extern', 'reads': [], 'writes': ['s', 'q']},"
+    "  {'name': 'p1', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['s'],"
+    "   'writes': ['t']},"
+    "  {'name': 'p2', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['t'],"
+    "   'writes': ['o']},"
+    "  {'name': 'x', 'kind': 'pointwise', 'iter': [50, 1], 'reads': ['q'],"
+    "   'writes': ['b']},"
+    "  {'name': 'y', 'kind': 'extern', 'reads': ['b'], 'writes': ['e']}],"
+    " 'outputs': ['o', 'e']}";
+
+START_TEST(min_cut_counts_a_chain_that_never_meets_the_step) {
+  fp_graph *g = tu_graph(apart_chain_json);
+  uint64_t lb;
+  fp_error err;
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &lb, &err), FP_OK);
+  /* At step(x): q (x reads it), b (x writes it), one 100-byte link. */
+  ck_assert_uint_eq(lb, 10 + 1000 + 100);
+  ck_assert_uint_eq(lb, exhaustive_min_peak(g, 0));
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* What the step-0 and last-step rules give: the resident bytes plus the
  * larger of the freeable read inputs and the produced outputs. */
 static uint64_t end_steps_only(const fp_graph *g) {
@@ -439,6 +474,7 @@ int main(void) {
   tcase_add_test(tc, first_and_last_step_rules);
   tcase_add_test(tc, freed_input_leaves_its_readers_outputs);
   tcase_add_test(tc, min_cut_weighs_both_places_of_a_free_node);
+  tcase_add_test(tc, min_cut_counts_a_chain_that_never_meets_the_step);
   tcase_add_test(tc, empty_graph_is_resident_only);
   tcase_add_test(tc, node_rule_runs_on_a_12k_node_graph);
   suite_add_tcase(s, tc);
