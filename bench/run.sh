@@ -22,7 +22,7 @@ sections() {
 dominance|Dominance against Inductor|fuseplan's default answer (auto, peak limit = eager peak) against Inductor's own plan on data/graphs and data/exported; gaps to the lower bounds; the exporter's oracle per graph (groups legal under the exported rules, asked of Inductor: samples / connected / refused).
 proof|Time to proof|`fuseplan solve GRAPH --time-limit 60` (auto, --gap 0, --gap2 1e-3) on every real graph: wall seconds until it stops, why, each lexicographic level's gap (1: traffic; 2: peak among plans of that traffic).
 pareto|Pareto fronts with proofs|`fuseplan pareto --start INDUCTOR_PLAN` on the graphs where Inductor trades peak for traffic; ratios to eager.
-whole-step|Whole training steps|fuseplan's default answer against Inductor's plan on whole-step graphs (forward + backward + AdamW) at the sizes of pytorch/pytorch #190777 and #190804 (data/whole-step): traffic / peak, bounds, gaps, seconds.
+whole-step|Whole training steps|fuseplan's default answer against Inductor's plan on every whole-step graph of data/whole-step (forward + backward with an AdamW step, an SGD step or none; the sizes of pytorch/pytorch #190777 and #190804, Llama-3 8B and 405B, Llama-2 13B): traffic / peak, bounds, gaps, seconds.
 corpus|Real graphs|Inductor's pre-fusion graphs of real models (data/graphs): traffic x / peak x of each plan against the eager plan, and Inductor's own peak estimate against fuseplan's.
 replica|greedy as a replica of Inductor|Whether greedy (`--order inductor`) forms Inductor's groups and order on every graph of data/graphs and data/exported.
 batch|Gold plans: fuseplan batch|The starter gold dataset (data/gold/manifest): each method against gold, throughput with 1 and 2 jobs, overhead against `fuseplan solve`.
