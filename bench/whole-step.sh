@@ -12,9 +12,9 @@
 #                          issue's budget per graph is 300)
 #              FP_WS_BIG_S seconds for graphs of more than FP_WS_BIG_NODES
 #                          nodes (default 300 and 4000: Llama-2 13B and
-#                          Llama-3 405B, whose traffic proofs take more
-#                          than 60 s on 2 cores); the whole default run
-#                          takes about 20 minutes
+#                          Llama-3 405B, whose traffic proofs took more
+#                          than 60 s under load); the whole default run
+#                          took 10 minutes at a load of 3-4
 #              FP_WS_JOBS  its --jobs (default 2)
 #              FP_WS_START 1 (default): solve with --start Inductor's plan,
 #                          so that auto's answer is never worse than the
