@@ -310,6 +310,47 @@ START_TEST(restrict_sees_in_place_pairs) {
 }
 END_TEST
 
+/* c takes over the freeable input i (pair [i, r]) that a reads too; b
+ * reads c's output r and shares s with a.  Grouping a with b holds i, s,
+ * p, q and r at one step (500 bytes) unless c joins the group, where a is
+ * a fused reader of the pair and r goes into i's storage: 400, the eager
+ * peak, and the least traffic of every plan (600).  A pair figure that
+ * leaves out what a node joining the group may save forbids a and b. */
+static const char joiner_json[] =
+    "{'format': 'fuseplan.graph', 'version': 3, 'name': 'joiner',"
+    " 'buffers': [{'name': 'i', 'bytes': 100, 'input': true, 'freeable': "
+    "true},"
+    "  {'name': 's', 'bytes': 100}, {'name': 'p', 'bytes': 100},"
+    "  {'name': 'r', 'bytes': 100}, {'name': 'q', 'bytes': 100}],"
+    " 'nodes': ["
+    "  {'name': 'w', 'kind': 'extern', 'reads': [], 'writes': ['s']},"
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [100, 1],"
+    "   'reads': ['i', 's'], 'writes': ['p']},"
+    "  {'name': 'c', 'kind': 'pointwise', 'iter': [100, 1], 'reads': ['i'],"
+    "   'writes': ['r'], 'inplace': [['i', 'r']]},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [100, 1],"
+    "   'reads': ['s', 'r'], 'writes': ['q']}],"
+    " 'outputs': ['p', 'r', 'q']}";
+
+START_TEST(restrict_counts_what_a_joining_node_saves) {
+  fp_graph *g = tu_graph(joiner_json);
+  uint64_t limit = eager_peak(g);
+  ck_assert_uint_eq(limit, 400);
+  fp_graph *rg = NULL;
+  int32_t pairs = -1;
+  fp_error err;
+  ck_assert_int_eq(fp_peak_restrict(g, 0, limit, &rg, &pairs, &err), FP_OK);
+  ck_assert(!rg || !fp_graph_is_unfusible(rg, 1, 3)); /* a, b */
+  fp_metrics m;
+  ck_assert_int_eq(exhaustive_opt(g, FP_OBJECTIVE_TRAFFIC, 0, limit, 0, &m),
+                   FP_OK);
+  ck_assert_uint_eq(m.traffic_bytes, 600); /* a, c and b in one group */
+  ck_assert_uint_eq(m.peak_bytes, 400);
+  fp_graph_destroy(rg);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* w writes b, read by r; x (extern) sits between them, so b is live while
  * x runs in every plan, and so are the freeable input f read by r and the
  * output o written by w. */
@@ -520,6 +561,7 @@ int main(void) {
   tcase_add_test(tc, far_rule_keeps_a_far_reader_apart);
   tcase_add_test(tc, far_rule_keeps_a_late_partner_apart);
   tcase_add_test(tc, restrict_sees_in_place_pairs);
+  tcase_add_test(tc, restrict_counts_what_a_joining_node_saves);
   tcase_add_test(tc, cut_rule_counts_buffers_live_across_an_extern);
   tcase_add_test(tc, first_and_last_step_rules);
   tcase_add_test(tc, freed_input_leaves_its_readers_outputs);
