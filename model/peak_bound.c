@@ -789,16 +789,26 @@ static bool node_rule_affordable(const fp_graph *g) {
   return n <= PB_MAX_NODES && n * graph_items(g) <= PB_MAX_WORK;
 }
 
+/* Whether pair pr of some node may ever apply: its input i must be memory
+ * that dies at the step (a freeable non-output input, or a produced
+ * non-output buffer); an output or a resident input never does (the
+ * evaluator's first condition, docs/cost-model.md, "In-place kernels"). */
+static bool inplace_may_apply(const fp_graph *g, fp_inplace pr) {
+  const fp_buffer *i = fp_graph_buffer(g, pr.read);
+  return !i->output && (!i->input || i->freeable);
+}
+
 /* Node v's most in-place saving: the bytes of the distinct buffers its
- * pairs write (each output takes over one storage at most). */
+ * pairs that may ever apply write (each output takes over one storage at
+ * most). */
 static uint64_t node_inplace_cap(const fp_graph *g, int32_t v) {
   int32_t m;
   const fp_inplace *pr = fp_graph_inplace(g, v, &m);
   uint64_t cap = 0;
   for (int32_t k = 0; k < m; k++) {
-    bool seen = false;
+    bool seen = !inplace_may_apply(g, pr[k]);
     for (int32_t j = 0; j < k && !seen; j++)
-      seen = pr[j].write == pr[k].write;
+      seen = pr[j].write == pr[k].write && inplace_may_apply(g, pr[j]);
     cap += seen ? 0 : fp_graph_buffer(g, pr[k].write)->bytes;
   }
   return cap;
@@ -1094,7 +1104,16 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
  * mirror: y forced strictly after step(x) (its consumers with it); over
  * the limit, y always runs at or before x, and stays apart from every z
  * that always runs after x.  A restricted graph has a
- * stronger strict relation, so the scan repeats on it. */
+ * stronger strict relation, so the scan repeats on it.
+ *
+ * In-place takeovers lower what is live at a step by at most what they
+ * save there, so each figure gives that up: a pair's figure the savings
+ * of u, v and the k - 2 largest of the nodes that may join both
+ * (pc_pair_cap), a far pair's the cap of step(x) (step_caps).  A pair
+ * whose input is an output or a resident input never applies and saves
+ * nothing (inplace_may_apply): on deit_small_patch16_224.fwd the last
+ * layer norm's pair [buf231, buf232] would otherwise give up the 19.4 MB
+ * by which grouping op231 with op232 goes over the eager peak. */
 
 /* Rounds of the scan, and the bit work of one round, at most. */
 #define PC_MAX_ROUNDS 4
@@ -1129,7 +1148,57 @@ typedef struct pc_scan {
   pc_list cand;  /* pairs for the min cut */
   int32_t *mark; /* node -> the last gen it was seen in (second rule) */
   int32_t gen;
+  /* In-place takeovers: what each node's pairs may save (cap), at most
+   * at each node's step (capx: step_caps), the nodes with a saving. */
+  uint64_t *cap, *capx, *tmp;
+  int32_t *with, np;
 } pc_scan;
+
+/* Fills P's in-place caps (all zero on a graph without pairs).  0, or -1
+ * out of memory. */
+static int pc_caps(pc_scan *P) {
+  const fp_graph *g = P->W.g;
+  size_t n = (size_t)P->W.n + 1;
+  P->cap = calloc(n, sizeof *P->cap);
+  P->capx = calloc(n, sizeof *P->capx);
+  P->tmp = malloc(n * sizeof *P->tmp);
+  P->with = malloc(n * sizeof *P->with);
+  if (!P->cap || !P->capx || !P->tmp || !P->with)
+    return -1;
+  if (fp_graph_inplace_count(g) == 0)
+    return 0;
+  for (int32_t v = 0; v < P->W.n; v++)
+    if ((P->cap[v] = node_inplace_cap(g, v)) > 0)
+      P->with[P->np++] = v;
+  return step_caps(&P->W, fp_inplace_step_cap(g, P->W.k), P->capx);
+}
+
+/* Whether w may run in one group with u: it may share u's group and
+ * neither always runs before the other. */
+static bool pc_may_join(const pb_work *W, int32_t w, int32_t u) {
+  return may_share(W, w, u) && !bit(W->strict, W->words, w, u) &&
+         !bit(W->strict, W->words, u, w);
+}
+
+/* The most in-place takeovers save at the step of a group holding u and
+ * v: their own savings plus the k - 2 largest of the nodes that may join
+ * both (a group holds at most k nodes, each compatible with the rest and
+ * at one step with them). */
+static uint64_t pc_pair_cap(pc_scan *P, int32_t u, int32_t v) {
+  int32_t m = 0;
+  uint64_t sum = P->cap[u] + P->cap[v];
+  for (int32_t j = 0; j < P->np; j++) {
+    int32_t w = P->with[j];
+    if (w != u && w != v && pc_may_join(&P->W, w, u) &&
+        pc_may_join(&P->W, w, v))
+      P->tmp[m++] = P->cap[w];
+  }
+  if (m > P->W.k - 2)
+    qsort(P->tmp, (size_t)m, sizeof *P->tmp, cmp_u64_desc);
+  for (int32_t j = 0; j < m && j < P->W.k - 2; j++)
+    sum += P->tmp[j];
+  return sum;
+}
 
 /* Fills the live rows (the live sets, transposed).  0, or -1 out of
  * memory. */
@@ -1209,7 +1278,7 @@ static int pc_test(pc_scan *P, int32_t a, int32_t b) {
   int32_t u = a < b ? a : b, v = a < b ? b : a;
   if (!may_share(&P->W, u, v))
     return 0;
-  uint64_t gb = pc_group_bytes(P, u, v);
+  uint64_t gb = sub_cap(pc_group_bytes(P, u, v), pc_pair_cap(P, u, v));
   return pc_push(gb > P->limit ? &P->found : &P->cand, u, v, gb);
 }
 
@@ -1257,6 +1326,7 @@ static int pc_cut_candidates(pc_scan *P) {
     if (step_cut_bound(&P->W, grp, 2, no_force, P->resident, &gb, &work,
                        NULL) != FP_OK)
       return -1;
+    gb = sub_cap(gb, pc_pair_cap(P, c->u, c->v));
     if (gb > P->limit) {
       c->bytes = gb;
       P->found.p[P->found.n++] = *c;
@@ -1320,8 +1390,10 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
       cut_force f = {y, late};
       uint64_t lb;
       if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
-              FP_OK ||
-          (lb > P->limit && pc_far_pairs(P, x, y, late, true, lb) < 0))
+          FP_OK)
+        return -1;
+      lb = sub_cap(lb, P->capx[x]);
+      if (lb > P->limit && pc_far_pairs(P, x, y, late, true, lb) < 0)
         return -1;
     }
   return 0;
@@ -1349,7 +1421,7 @@ static int pc_far_rule(pc_scan *P) {
   for (int32_t x = 0; x < n; x++) {
     const uint64_t *row = P->live + (size_t)x * P->bwords;
     vals[x].node = x;
-    vals[x].val = P->resident + pc_row_bytes(P, row);
+    vals[x].val = sub_cap(P->resident + pc_row_bytes(P, row), P->capx[x]);
   }
   qsort(vals, (size_t)n, sizeof *vals, cmp_node_val);
   double work = 0;
@@ -1369,6 +1441,10 @@ static void pc_free(pc_scan *P) {
   free(P->found.p);
   free(P->cand.p);
   free(P->mark);
+  free(P->cap);
+  free(P->capx);
+  free(P->tmp);
+  free(P->with);
 }
 
 /* One round on graph g: the conflicting pairs into P->found.  FP_ENOMEM. */
@@ -1377,7 +1453,7 @@ static fp_status pc_round(pc_scan *P, const fp_graph *g, int32_t k,
   fp_status st = work_build(&P->W, g, k, err);
   P->nb = fp_graph_buffer_count(g);
   P->resident = fp_graph_resident_bytes(g);
-  if (st == FP_OK && pc_live_rows(P) != 0)
+  if (st == FP_OK && (pc_live_rows(P) != 0 || pc_caps(P) != 0))
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak conflicts)");
   for (int32_t b = 0; st == FP_OK && b < P->nb && P->work < PC_MAX_WORK; b++)
     if (pc_scan_buffer(P, fp_graph_buffer(g, b)) != 0)
@@ -1422,10 +1498,7 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
   *n_pairs = 0;
   if (fp_arg_graph(g, "peak restrict", err) != FP_OK)
     return FP_EARG;
-  /* The pair rules see live memory before in-place takeovers, which may
-   * let a grouping under the limit: none on such graphs (sound). */
-  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE ||
-      fp_graph_inplace_count(g) > 0)
+  if (fp_graph_node_count(g) == 0 || graph_size(g) > PB_MAX_CUT_SIZE)
     return FP_OK;
   fp_graph *owned = NULL; /* the restricted graph so far */
   fp_status st = FP_OK;

@@ -48,12 +48,13 @@ uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size);
 /* Pairs of nodes that no legal plan with peak <= limit puts in one group
  * (peak_bound.c, "pairs that no plan under a peak limit groups"), found by
  * the per-node rule and repeated on the restricted graph until nothing new
- * turns up (a few rounds at most).  Sets *out to a finalized copy of g with
- * those pairs added as unfusible (the caller destroys it), or to NULL when
- * there is none, g is past the per-node rule's size limits or g has
- * in-place pairs (the rules do not see their savings); *n_pairs to
- * the pairs added.  Every legal plan of g within the limit is a legal plan
- * of *out with the same costs.  FP_ENOMEM, or a graph-building error. */
+ * turns up (a few rounds at most).  On a graph with in-place pairs each
+ * figure gives up what takeovers may save at its step.  Sets *out to a
+ * finalized copy of g with those pairs added as unfusible (the caller
+ * destroys it), or to NULL when there is none or g is past the per-node
+ * rule's size limits; *n_pairs to the pairs added.  Every legal plan of g
+ * within the limit is a legal plan of *out with the same costs.  FP_ENOMEM, or
+ * a graph-building error. */
 fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
                            uint64_t limit, fp_graph **out, int32_t *n_pairs,
                            fp_error *err);
