@@ -91,22 +91,35 @@ bool fp_peak_cuts_precedes(const fp_peak_cuts *pc, int32_t u, int32_t v) {
   return pc->cuts && (u == v || bit(pc->W.desc, pc->W.words, u, v));
 }
 
+/* Whether in-place pair k of node v may apply at the step of a group
+ * holding G: not when its read is written in G (then it is not live
+ * memory that dies there, the first condition of a takeover), nor when
+ * G reads all of its write (then that is never materialized, the
+ * third). */
+static bool pair_may_apply(const fp_peak_cuts *pc, int32_t v, int32_t k) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(pc->W.g, v, &m);
+  const fp_buffer *i = fp_graph_buffer(pc->W.g, pr[k].read);
+  const fp_buffer *o = fp_graph_buffer(pc->W.g, pr[k].write);
+  if (i->writer >= 0 && pc->ing[i->writer])
+    return false;
+  bool inside = !o->output && o->n_readers > 0;
+  for (int32_t r = 0; inside && r < o->n_readers; r++)
+    inside = pc->ing[o->readers[r]];
+  return !inside;
+}
+
 /* What node v's takeovers can save at the step of a group holding G: the
- * distinct buffers its pairs write whose read is not written in G (a
- * buffer written at the step is not live memory that dies there, the
- * first condition of a takeover). */
+ * distinct buffers its pairs write, of the pairs that may apply there. */
 static uint64_t group_node_cap(const fp_peak_cuts *pc, int32_t v) {
   const fp_graph *g = pc->W.g;
   int32_t m;
   const fp_inplace *pr = fp_graph_inplace(g, v, &m);
   uint64_t cap = 0;
   for (int32_t k = 0; k < m; k++) {
-    int32_t w = fp_graph_buffer(g, pr[k].read)->writer;
-    bool seen = w >= 0 && pc->ing[w];
-    for (int32_t j = 0; j < k && !seen; j++) {
-      int32_t wj = fp_graph_buffer(g, pr[j].read)->writer;
-      seen = pr[j].write == pr[k].write && (wj < 0 || !pc->ing[wj]);
-    }
+    bool seen = !pair_may_apply(pc, v, k);
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = pr[j].write == pr[k].write && pair_may_apply(pc, v, j);
     cap += seen ? 0 : fp_graph_buffer(g, pr[k].write)->bytes;
   }
   return cap;
