@@ -1,7 +1,8 @@
 /*
- * test_forced.c -- the second level's bound from the groups that traffic
- * optimality forces (solver/bound/forced.c) and the min cut at a group
- * it rests on (fp_peak_group_bounds, model/peak_bound.c), against every
+ * test_forced.c -- the second level's bound from the pairs that traffic
+ * optimality forces (solver/bound/forced.c) and the min cuts at groups
+ * and under ties it rests on (fp_peak_group_bounds, fp_peak_cuts_group,
+ * model/peak_group.c), against every
  * legal plan of random tiny graphs: plain ones, optimizer-like ones whose
  * nodes take over their reads in place, both with linked pairs and with
  * extern workspaces.
