@@ -329,6 +329,31 @@ START_TEST(group_cap_leaves_out_takeovers_inside_the_group) {
 }
 END_TEST
 
+/* The cuts handle: bad arguments are FP_EARG, destroy(NULL) is a no-op,
+ * and the order it answers is the graph's. */
+START_TEST(peak_cuts_arguments) {
+  fp_graph *g = tu_chain_graph(3, 100);
+  fp_peak_cuts *pc = fp_peak_cuts_create(g, 0, NULL);
+  int32_t x = 1, bad = 3, tie[3] = {0, 0, 2};
+  uint64_t out = 0;
+  fp_error err;
+  ck_assert_ptr_nonnull(pc);
+  ck_assert_int_eq(fp_peak_cuts_group(NULL, &x, 1, NULL, &out, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_group(pc, NULL, 1, NULL, &out, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_group(pc, &x, 1, NULL, NULL, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_group(pc, &x, 0, NULL, &out, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_group(pc, &bad, 1, NULL, &out, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_group(pc, &x, 1, tie, &out, &err), FP_OK);
+  ck_assert_uint_ge(out, fp_graph_resident_bytes(g));
+  ck_assert(fp_peak_cuts_precedes(pc, 0, 2));
+  ck_assert(fp_peak_cuts_precedes(pc, 1, 1));
+  ck_assert(!fp_peak_cuts_precedes(pc, 2, 0));
+  fp_peak_cuts_destroy(pc);
+  fp_peak_cuts_destroy(NULL);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* Bad arguments are FP_EARG; no groups is no work. */
 START_TEST(group_bound_arguments) {
   fp_graph *g = tu_chain_graph(3, 100);
@@ -357,6 +382,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, forced_bound_below_lexicographic_optimum, 0, 2);
   tcase_add_loop_test(tc, tied_cut_below_every_plan_with_the_ties, 0, 2);
   tcase_add_test(tc, group_bound_arguments);
+  tcase_add_test(tc, peak_cuts_arguments);
   tcase_add_test(tc, group_cap_leaves_out_takeovers_inside_the_group);
   suite_add_tcase(s, tc);
   return s;
