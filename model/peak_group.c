@@ -190,37 +190,38 @@ static void order_sides(fp_peak_cuts *pc, int32_t ng) {
   }
 }
 
+/* side[v] |= add, for a node v outside G; whether it changed. */
+static bool side_add(fp_peak_cuts *pc, int32_t v, int8_t add) {
+  int8_t old = pc->side[v];
+  if (!pc->ing[v])
+    pc->side[v] |= add;
+  return pc->side[v] != old;
+}
+
 /* One round of closing side[]: a class shares its nodes' sides (one
  * step); before goes to producers and after to consumers, with never
  * (strictly before, strictly after).  Whether anything changed. */
 static bool close_round(fp_peak_cuts *pc, const int32_t *tie) {
   const pb_work *W = &pc->W;
-  int8_t *side = pc->side, old;
+  const int8_t down = PB_SIDE_BEFORE | PB_SIDE_NEVER;
+  const int8_t up = PB_SIDE_AFTER | PB_SIDE_NEVER;
   bool changed = false;
   for (int32_t v = 0; tie && v < W->n; v++)
     pc->agg[tie[v]] = 0;
   for (int32_t v = 0; tie && v < W->n; v++)
-    pc->agg[tie[v]] |= pc->ing[v] ? 0 : side[v];
-  for (int32_t v = W->n - 1; v >= 0; v--) {
-    if (pc->ing[v])
-      continue;
-    old = side[v];
-    side[v] |= tie ? pc->agg[tie[v]] : 0;
-    int8_t down = side[v] & (PB_SIDE_BEFORE | PB_SIDE_NEVER);
+    pc->agg[tie[v]] |= pc->ing[v] ? 0 : pc->side[v];
+  for (int32_t v = W->n - 1; v >= 0; v--) { /* consumers first */
+    changed |= side_add(pc, v, tie ? pc->agg[tie[v]] : 0);
     for (int32_t i = W->pstart[v];
-         (side[v] & PB_SIDE_BEFORE) && i < W->pstart[v + 1]; i++)
-      side[W->pred[i]] |= pc->ing[W->pred[i]] ? 0 : down;
-    changed |= side[v] != old;
+         (pc->side[v] & PB_SIDE_BEFORE) && i < W->pstart[v + 1]; i++)
+      changed |= side_add(pc, W->pred[i], pc->side[v] & down);
   }
-  for (int32_t v = 0; v < W->n; v++) {
-    for (int32_t i = W->pstart[v]; !pc->ing[v] && i < W->pstart[v + 1]; i++) {
-      int8_t up = side[W->pred[i]];
-      old = side[v];
-      if ((up & PB_SIDE_AFTER) && !pc->ing[W->pred[i]])
-        side[v] |= up & (PB_SIDE_AFTER | PB_SIDE_NEVER);
-      changed |= side[v] != old;
+  for (int32_t v = 0; v < W->n; v++) /* producers first */
+    for (int32_t i = W->pstart[v]; i < W->pstart[v + 1]; i++) {
+      int8_t p = pc->side[W->pred[i]];
+      if (p & PB_SIDE_AFTER)
+        changed |= side_add(pc, v, p & up);
     }
-  }
   return changed;
 }
 
