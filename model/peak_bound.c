@@ -43,6 +43,7 @@
 #include "model/args.h"
 
 #include "model/flow.h"
+#include "model/peak_work.h"
 
 /* Past these sizes the bit matrices (3 n^2 / 8 bytes) or the bit tests cost
  * more than a bound is worth here.  Most of the work is word-parallel:
@@ -60,29 +61,8 @@
 #define PB_CUT_BUDGET 10000000.0
 #define PB_MAX_CUT_SIZE 3000000.0
 
-typedef struct pb_work {
-  const fp_graph *g;
-  int32_t n, k;     /* nodes; fusion-size limit */
-  size_t words;     /* 64-bit words per bit row */
-  uint64_t *desc;   /* row v: nodes u != v with a path v -> ... -> u */
-  uint64_t *anc;    /* row v: nodes u != v with a path u -> ... -> v */
-  uint64_t *strict; /* row w: nodes x with step(w) < step(x) in every plan */
-  int32_t *pstart;  /* CSR: distinct producers of node x are */
-  int32_t *pred;    /* pred[pstart[x] .. pstart[x + 1]) */
-  bool *apart;      /* apart[i]: pred[i] never shares x's group */
-} pb_work;
-
-static bool bit(const uint64_t *rows, size_t words, int32_t r, int32_t c) {
-  return rows[(size_t)r * words + (size_t)c / 64] >> (c % 64) & 1;
-}
-
 static void set_bit(uint64_t *rows, size_t words, int32_t r, int32_t c) {
   rows[(size_t)r * words + (size_t)c / 64] |= (uint64_t)1 << (c % 64);
-}
-
-/* Whether u and v may ever share a group (under the limit k). */
-static bool may_share(const pb_work *W, int32_t u, int32_t v) {
-  return W->k > 1 && fp_graph_compatible(W->g, u, v);
 }
 
 /* Distinct producers of every node, as CSR arrays.  0, or -1 when out of
@@ -457,7 +437,8 @@ typedef struct cut_work {
   uint64_t fixed;    /* bytes live whatever the free nodes do */
   int64_t rewards;   /* sum of the reward items' profits */
   fp_flow *f;
-  int32_t nv; /* flow vertices so far */
+  int32_t nv;         /* flow vertices so far */
+  const int8_t *side; /* node -> PB_SIDE_*, or NULL (pb_cut_bound) */
 } cut_work;
 
 /* Whether some node of G is always strictly after v (dir 0) or always
@@ -470,6 +451,18 @@ static bool strict_vs_group(const cut_work *C, int32_t v, int dir) {
       return true;
   }
   return false;
+}
+
+/* Places the free nodes as C->side says (the caller vouches for it). */
+static void cut_sides(cut_work *C) {
+  for (int32_t v = 0; C->side && v < C->W->n; v++) {
+    if (C->cls[v] == CLS_FREE && (C->side[v] & PB_SIDE_BEFORE))
+      C->cls[v] = CLS_BEFORE;
+    else if (C->cls[v] == CLS_FREE && (C->side[v] & PB_SIDE_AFTER))
+      C->cls[v] = CLS_AFTER;
+    if (C->cls[v] != CLS_GROUP && (C->side[v] & PB_SIDE_NEVER))
+      C->apart[v] = true;
+  }
 }
 
 /* Classifies every node against G. */
@@ -495,6 +488,7 @@ static void cut_classify(cut_work *C) {
       apart = !may_share(W, v, C->grp[i]);
     C->apart[v] = apart;
   }
+  cut_sides(C);
   /* A node forced before s brings its producers along, one forced after
    * its consumers (the nodes before s are closed under producers). */
   int32_t y = C->forced;
@@ -618,15 +612,17 @@ static const cut_force no_force = {-1, false};
  * over every placement of the other nodes: a bound on the peak of every
  * plan that puts G (a convex set of nodes) in one group and, when
  * force.node is a node neither an ancestor nor a descendant of G, runs it
- * at or before that step (strictly after it when force.late).
+ * at or before that step (strictly after it when force.late), and
+ * places the nodes as side[] says (pb_cut_bound; NULL for none).
  * FP_ENOMEM. */
-static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
-                                int32_t ng, cut_force force, uint64_t resident,
-                                uint64_t *out, double *work, fp_error *err) {
+static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
+                                  int32_t ng, cut_force force,
+                                  const int8_t *side, uint64_t resident,
+                                  uint64_t *out, double *work, fp_error *err) {
   int32_t n = W->n, nb = fp_graph_buffer_count(W->g);
   cut_work C;
   memset(&C, 0, sizeof C);
-  C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node;
+  C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node, C.side = side;
   C.forced_cls = force.late ? CLS_AFTER : CLS_BEFORE;
   C.cls = malloc((size_t)n + 1);
   C.apart = malloc(((size_t)n + 1) * sizeof *C.apart);
@@ -663,6 +659,13 @@ done:
   free(C.items);
   fp_flow_destroy(C.f);
   return st;
+}
+
+/* cut_bound_placed with no side[]. */
+static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
+                                int32_t ng, cut_force force, uint64_t resident,
+                                uint64_t *out, double *work, fp_error *err) {
+  return cut_bound_placed(W, grp, ng, force, NULL, resident, out, work, err);
 }
 
 /* Buffers plus reads: the items of every node's network. */
@@ -1015,71 +1018,35 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
   return st;
 }
 
-/* The group's figure: the min cut at G less the smallest of its nodes'
- * in-place caps (each bounds what takeovers save at G's step). */
-static fp_status group_figure(const pb_work *W, const uint64_t *capx,
-                              const int32_t *grp, int32_t ng, uint64_t resident,
-                              uint64_t *out, fp_error *err) {
-  uint64_t s = resident, cap = UINT64_MAX;
+/* ---- what peak_group.c shares (peak_work.h) ------------------------ */
+
+fp_status pb_work_build(pb_work *W, const fp_graph *g, int32_t k,
+                        fp_error *err) {
+  return work_build(W, g, k, err);
+}
+
+void pb_work_free(pb_work *W) {
+  work_free(W);
+}
+
+bool pb_cuts_affordable(const fp_graph *g) {
+  return node_rule_affordable(g) && graph_size(g) <= PB_MAX_CUT_SIZE;
+}
+
+int pb_step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
+  return step_caps(W, global, capx);
+}
+
+fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
+                       const int8_t *side, uint64_t resident, uint64_t *out,
+                       fp_error *err) {
   double work = 0;
-  fp_status st = step_cut_bound(W, grp, ng, no_force, resident, &s, &work, err);
-  for (int32_t i = 0; i < ng; i++)
-    cap = capx[grp[i]] < cap ? capx[grp[i]] : cap;
-  s = sub_cap(s, ng > 0 ? cap : 0);
-  *out = st == FP_OK && s > resident ? s : resident;
-  return st;
+  return cut_bound_placed(W, grp, ng, no_force, side, resident, out, &work,
+                          err);
 }
 
-/* FP_EARG unless the groups are well formed: n_groups >= 0, start[]
- * from 0 and never falling, every node an index of g. */
-static fp_status check_groups(const fp_graph *g, const int32_t *nodes,
-                              const int32_t *start, int32_t n_groups,
-                              fp_error *err) {
-  const char *fn = "peak group bounds";
-  if (n_groups < 0)
-    return fp_error_set(err, FP_EARG, "%s: n_groups %d < 0", fn, (int)n_groups);
-  if (n_groups > 0 && (fp_arg_ptr(nodes, fn, "nodes", err) != FP_OK ||
-                       fp_arg_ptr(start, fn, "start", err) != FP_OK))
-    return FP_EARG;
-  for (int32_t i = 0; i < n_groups; i++) {
-    if ((i == 0 && start[0] != 0) || start[i + 1] < start[i])
-      return fp_error_set(err, FP_EARG, "%s: group %d: bad start", fn, (int)i);
-    for (int32_t j = start[i]; j < start[i + 1]; j++)
-      if (nodes[j] < 0 || nodes[j] >= fp_graph_node_count(g))
-        return fp_error_set(err, FP_EARG, "%s: group %d: no node %d", fn,
-                            (int)i, (int)nodes[j]);
-  }
-  return FP_OK;
-}
-
-fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
-                               const int32_t *nodes, const int32_t *start,
-                               int32_t n_groups, uint64_t *out, fp_error *err) {
-  if (fp_arg_graph(g, "peak group bounds", err) != FP_OK ||
-      fp_arg_ptr(out, "peak group bounds", "out", err) != FP_OK ||
-      check_groups(g, nodes, start, n_groups, err) != FP_OK)
-    return FP_EARG;
-  uint64_t resident = fp_graph_resident_bytes(g);
-  for (int32_t i = 0; i < n_groups; i++)
-    out[i] = resident;
-  if (n_groups == 0 || !node_rule_affordable(g) ||
-      graph_size(g) > PB_MAX_CUT_SIZE)
-    return FP_OK;
-  pb_work W;
-  uint64_t *capx = calloc((size_t)fp_graph_node_count(g) + 1, sizeof *capx);
-  fp_status st = capx ? work_build(&W, g, max_fusion_size, err)
-                      : fp_error_set(err, FP_ENOMEM, "out of memory");
-  if (!capx)
-    return st;
-  if (st == FP_OK &&
-      step_caps(&W, fp_inplace_step_cap(g, max_fusion_size), capx) != 0)
-    st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
-  for (int32_t i = 0; st == FP_OK && i < n_groups; i++)
-    st = group_figure(&W, capx, nodes + start[i], start[i + 1] - start[i],
-                      resident, &out[i], err);
-  work_free(&W);
-  free(capx);
-  return st;
+int pb_cmp_u64_desc(const void *a, const void *b) {
+  return cmp_u64_desc(a, b);
 }
 
 /* ---- pairs that no plan under a peak limit groups ---------------------

@@ -15,12 +15,12 @@
  * `plan` is a legal plan of g within the limits with metrics m, and m's
  * traffic must be the least traffic of every such plan (the first level
  * proven): the caller's proof is what makes the bound hold.  The bound is
- * the min cut at a group of `plan` (fp_peak_group_bounds) whose nodes
- * every plan of that traffic groups: each member with the first, since
- * the traffic bound with the pair declared unfusible exceeds it.  At most
- * a few groups, those of the highest figures above *bound2, within time_s
- * seconds.  FP_ENOMEM or a graph-building error (then *bound2 is as valid
- * as before). */
+ * the min cut at a node of one of `plan`'s highest steps (above *bound2,
+ * a few) under ties (fp_peak_cuts_group): pairs that every plan of that
+ * traffic groups, since the traffic bound with the pair declared
+ * unfusible exceeds it, tested within time_s seconds.  FP_ENOMEM, an
+ * evaluation or a graph-building error (then *bound2 is as valid as
+ * before). */
 fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
                                    const fp_plan *plan, const fp_metrics *m,
                                    double time_s, double *bound2,

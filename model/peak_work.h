@@ -1,0 +1,78 @@
+/*
+ * peak_work.h -- the order relations and min cuts of the peak bound
+ * (peak_bound.c), shared with the cuts at whole groups of peak_group.c.
+ * Private to model/.
+ */
+#ifndef FP_PEAK_WORK_H
+#define FP_PEAK_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "status.h"
+
+typedef struct pb_work {
+  const fp_graph *g;
+  int32_t n, k;     /* nodes; fusion-size limit */
+  size_t words;     /* 64-bit words per bit row */
+  uint64_t *desc;   /* row v: nodes u != v with a path v -> ... -> u */
+  uint64_t *anc;    /* row v: nodes u != v with a path u -> ... -> v */
+  uint64_t *strict; /* row w: nodes x with step(w) < step(x) in every plan */
+  int32_t *pstart;  /* CSR: distinct producers of node x are */
+  int32_t *pred;    /* pred[pstart[x] .. pstart[x + 1]) */
+  bool *apart;      /* apart[i]: pred[i] never shares x's group */
+} pb_work;
+
+/* Bit c of row r. */
+static inline bool bit(const uint64_t *rows, size_t words, int32_t r,
+                       int32_t c) {
+  return rows[(size_t)r * words + (size_t)c / 64] >> (c % 64) & 1;
+}
+
+/* Whether u and v may ever share a group (under the limit k). */
+static inline bool may_share(const pb_work *W, int32_t u, int32_t v) {
+  return W->k > 1 && fp_graph_compatible(W->g, u, v);
+}
+
+/* Where the min cut places a node (pb_cut_bound's side[]). */
+enum {
+  PB_SIDE_OPEN = 0,   /* as the dependency order says */
+  PB_SIDE_BEFORE = 1, /* at or before G's step */
+  PB_SIDE_AFTER = 2,  /* at or after it */
+  PB_SIDE_NEVER = 4   /* flag: never at G's step */
+};
+
+/* Builds W for the finalized graph g under the fusion limit k (capped as
+ * fp_peak_bound's): the order relations and the producers.  FP_ENOMEM
+ * (pb_work_free all the same). */
+fp_status pb_work_build(pb_work *W, const fp_graph *g, int32_t k,
+                        fp_error *err);
+
+/* Frees what pb_work_build allocated. */
+void pb_work_free(pb_work *W);
+
+/* Whether the min cuts fit the peak bound's size limits on g. */
+bool pb_cuts_affordable(const fp_graph *g);
+
+/* capx[x] (n entries): the most in-place takeovers can save at step(x)
+ * (x's own plus the k - 1 largest of the nodes that may share its
+ * group), or `global` where that is too dear.  0, or -1 out of memory. */
+int pb_step_caps(const pb_work *W, uint64_t global, uint64_t *capx);
+
+/* Resident bytes plus the least that is live at the step of G's group (ng
+ * nodes, convex) over every placement of the other nodes, into *out: a
+ * bound on the peak of every plan that runs G in one group and, where
+ * side is not NULL, places each node v as side[v] says (the PB_SIDE_*
+ * above; the caller vouches for them, and closes them: the ancestors of
+ * a node placed before are placed before, the descendants of one placed
+ * after, after).  Not less the in-place savings.  FP_ENOMEM. */
+fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
+                       const int8_t *side, uint64_t resident, uint64_t *out,
+                       fp_error *err);
+
+/* Descending order of uint64_t, for qsort. */
+int pb_cmp_u64_desc(const void *a, const void *b);
+
+#endif /* FP_PEAK_WORK_H */
