@@ -606,20 +606,59 @@ static int cut_closure(cut_work *C) {
 }
 
 /* A node forced to one side of the step (far pairs): at or before it, or
- * strictly after it; node -1 for none. */
+ * strictly after it; node -1 for none.  Ties (fp_peak_cuts_tied) keep
+ * their free nodes on one side; side, when set, gets the placement. */
 typedef struct cut_force {
   int32_t node;
   bool late;
+  const fp_peak_tie *ties;
+  int32_t n_ties;
+  int8_t *side;
 } cut_force;
 
-static const cut_force no_force = {-1, false};
+static const cut_force no_force = {-1, false, NULL, 0, NULL};
+
+/* The edges of the ties (see "the min cut at a group with ties" below):
+ * both ways between tied free nodes, from the source to a free node tied
+ * to one before the step, to the sink from one tied to one after it.  0,
+ * or -1 out of memory. */
+static int cut_ties(cut_work *C, const fp_peak_tie *t, int32_t n) {
+  for (int32_t i = 0; i < 2 * n; i++) {
+    int32_t u = i % 2 ? t[i / 2].v : t[i / 2].u;
+    int32_t v = i % 2 ? t[i / 2].u : t[i / 2].v, from = -1, to = -1;
+    if (C->cls[u] != CLS_FREE)
+      continue;
+    if (C->cls[v] == CLS_FREE)
+      from = C->vid[u], to = C->vid[v];
+    else if (C->cls[v] == CLS_BEFORE)
+      from = 0, to = C->vid[u];
+    else if (C->cls[v] == CLS_AFTER)
+      from = C->vid[u], to = 1;
+    if (from >= 0 && fp_flow_add_edge(C->f, from, to, FP_FLOW_INF) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The placement of the last cut into side[]: FP_PEAK_BEFORE, _IN, _AFTER. */
+static void cut_sides(const cut_work *C, int8_t *side) {
+  for (int32_t v = 0; v < C->W->n; v++) {
+    int8_t c = C->cls[v];
+    if (c == CLS_FREE)
+      c = fp_flow_source_side(C->f, C->vid[v]) ? CLS_BEFORE : CLS_AFTER;
+    side[v] = c == CLS_GROUP    ? FP_PEAK_IN
+              : c == CLS_BEFORE ? FP_PEAK_BEFORE
+                                : FP_PEAK_AFTER;
+  }
+}
 
 /* Resident bytes plus the least that is live at the step of G's group
  * over every placement of the other nodes: a bound on the peak of every
  * plan that puts G (a convex set of nodes) in one group and, when
  * force.node is a node neither an ancestor nor a descendant of G, runs it
- * at or before that step (strictly after it when force.late).
- * FP_ENOMEM. */
+ * at or before that step (strictly after it when force.late), and runs
+ * each of force's ties at one step (UINT64_MAX when no placement meets
+ * them).  FP_ENOMEM. */
 static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
                                 int32_t ng, cut_force force, uint64_t resident,
                                 uint64_t *out, double *work, fp_error *err) {
@@ -644,14 +683,21 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
   for (int32_t b = 0; b < nb; b++)
     if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
       goto oom;
-  if (cut_closure(&C) != 0)
+  if (cut_closure(&C) != 0 || cut_ties(&C, force.ties, force.n_ties) != 0)
     goto oom;
+  int64_t flow = fp_flow_max(C.f, 0, 1);
+  *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
+  if (flow >= FP_FLOW_INF) { /* ties no placement meets */
+    *out = UINT64_MAX;
+    goto done;
+  }
+  if (force.side)
+    cut_sides(&C, force.side);
   /* fixed - (rewards - cut): the least live bytes, never negative */
-  int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
+  int64_t least = (int64_t)C.fixed - C.rewards + flow;
   /* G's workspaces are live at its step too, beside the least live. */
   *out = resident + (uint64_t)(least > 0 ? least : 0) +
          fp_graph_group_workspace(W->g, grp, ng);
-  *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
   goto done;
 oom:
   st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
@@ -1008,14 +1054,14 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
 /* The group's figure: the min cut at G less the smallest of its nodes'
  * in-place caps (each bounds what takeovers save at G's step). */
 static fp_status group_figure(const pb_work *W, const uint64_t *capx,
-                              const int32_t *grp, int32_t ng, uint64_t resident,
-                              uint64_t *out, fp_error *err) {
+                              const int32_t *grp, int32_t ng, cut_force force,
+                              uint64_t resident, uint64_t *out, fp_error *err) {
   uint64_t s = resident, cap = UINT64_MAX;
   double work = 0;
-  fp_status st = step_cut_bound(W, grp, ng, no_force, resident, &s, &work, err);
+  fp_status st = step_cut_bound(W, grp, ng, force, resident, &s, &work, err);
   for (int32_t i = 0; i < ng; i++)
     cap = capx[grp[i]] < cap ? capx[grp[i]] : cap;
-  s = sub_cap(s, ng > 0 ? cap : 0);
+  s = s == UINT64_MAX ? s : sub_cap(s, ng > 0 ? cap : 0); /* MAX: no ties */
   *out = st == FP_OK && s > resident ? s : resident;
   return st;
 }
@@ -1066,9 +1112,153 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
   for (int32_t i = 0; st == FP_OK && i < n_groups; i++)
     st = group_figure(&W, capx, nodes + start[i], start[i + 1] - start[i],
-                      resident, &out[i], err);
+                      no_force, resident, &out[i], err);
   work_free(&W);
   free(capx);
+  return st;
+}
+
+/* ---- the min cut at a group with ties ---------------------------------
+ *
+ * The second level asks only about plans of least traffic, and those may
+ * all run some pairs of nodes at one step (solver/bound/forced.c proves
+ * which).  A chain of such ties that holds a node of G runs at G's step
+ * s; so does one that holds an ancestor of G (at or before s) and a
+ * descendant (at or after s): G grows by them, and again with the grown
+ * G.  Any other chain runs wholly before s, wholly after it, or at s,
+ * where its nodes may count on either side (docs/cost-model.md): so its
+ * free nodes share a side, before when it holds an ancestor of G, after
+ * when it holds a descendant (cut_ties).  A placement that no plan has
+ * cannot lower the figure, and ties that no placement meets give it up. */
+
+struct fp_peak_cuts {
+  pb_work W;
+  uint64_t *capx;
+  bool usable; /* within the min cuts' size limits */
+  int32_t *up; /* scratch: union-find parents over the nodes */
+  int32_t *grp;
+  int8_t *mark; /* per root: bit 0 holds G, 1 an ancestor, 2 a descendant */
+};
+
+void fp_peak_cuts_destroy(fp_peak_cuts *h) {
+  if (!h)
+    return;
+  if (h->usable)
+    work_free(&h->W);
+  free(h->capx);
+  free(h->up);
+  free(h->grp);
+  free(h->mark);
+  free(h);
+}
+
+fp_status fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
+                              fp_peak_cuts **out, fp_error *err) {
+  if (fp_arg_ptr(out, "peak cuts", "out", err) != FP_OK)
+    return FP_EARG;
+  *out = NULL;
+  if (fp_arg_graph(g, "peak cuts", err) != FP_OK)
+    return FP_EARG;
+  size_t n = (size_t)fp_graph_node_count(g) + 1;
+  fp_peak_cuts *h = calloc(1, sizeof *h);
+  fp_status st = FP_ENOMEM;
+  if (!h || !(h->capx = calloc(n, sizeof *h->capx)) ||
+      !(h->up = malloc(n * sizeof *h->up)) ||
+      !(h->grp = malloc(n * sizeof *h->grp)) || !(h->mark = malloc(n)))
+    goto fail;
+  h->W.g = g;
+  h->usable = node_rule_affordable(g) && graph_size(g) <= PB_MAX_CUT_SIZE;
+  if (h->usable && (st = work_build(&h->W, g, max_fusion_size, err)) != FP_OK)
+    goto fail;
+  if (h->usable &&
+      step_caps(&h->W, fp_inplace_step_cap(g, max_fusion_size), h->capx) != 0)
+    goto fail;
+  *out = h;
+  return FP_OK;
+fail:
+  fp_peak_cuts_destroy(h);
+  return fp_error_set(err, st == FP_OK ? FP_ENOMEM : st,
+                      "out of memory (peak cuts)");
+}
+
+static int32_t uf_find(int32_t *up, int32_t v) {
+  while (up[v] != v)
+    v = up[v] = up[up[v]];
+  return v;
+}
+
+/* Where v stands against h->grp (ng nodes): bit 0 in it, 1 an ancestor of
+ * a node of it, 2 a descendant. */
+static int8_t grp_relation(const fp_peak_cuts *h, int32_t ng, int32_t v) {
+  int8_t r = 0;
+  for (int32_t i = 0; i < ng; i++) {
+    int32_t x = h->grp[i];
+    r |= (int8_t)(v == x) | (int8_t)(bit(h->W.desc, h->W.words, v, x) << 1) |
+         (int8_t)(bit(h->W.desc, h->W.words, x, v) << 2);
+  }
+  return r;
+}
+
+/* Grows h->grp (*ng nodes) by the tie chains that run at its step, until
+ * none is left. */
+static void grow_group(fp_peak_cuts *h, const fp_peak_tie *t, int32_t nt,
+                       int32_t *ng) {
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int32_t i = 0; i < 2 * nt; i++) /* chain marks, over both ends */
+      h->mark[uf_find(h->up, i % 2 ? t[i / 2].v : t[i / 2].u)] = 0;
+    for (int32_t i = 0; i < 2 * nt; i++) {
+      int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
+      h->mark[uf_find(h->up, v)] |= grp_relation(h, *ng, v);
+    }
+    for (int32_t i = 0; i < 2 * nt; i++) {
+      int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
+      int8_t m = h->mark[uf_find(h->up, v)];
+      if ((m & 1 || (m & 6) == 6) && !(grp_relation(h, *ng, v) & 1)) {
+        h->grp[(*ng)++] = v;
+        grew = true;
+      }
+    }
+  }
+}
+
+fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                            const fp_peak_tie *ties, int32_t n_ties,
+                            uint64_t *out, int8_t *side, fp_error *err) {
+  const char *fn = "peak cuts";
+  if (fp_arg_ptr(h, fn, "handle", err) != FP_OK ||
+      fp_arg_ptr(out, fn, "out", err) != FP_OK ||
+      fp_arg_ptr(grp, fn, "group", err) != FP_OK ||
+      (n_ties > 0 && fp_arg_ptr(ties, fn, "ties", err) != FP_OK))
+    return FP_EARG;
+  int32_t n = fp_graph_node_count(h->W.g), m = ng;
+  if (ng < 1 || n_ties < 0)
+    return fp_error_set(err, FP_EARG, "%s: %d nodes, %d ties", fn, (int)ng,
+                        (int)n_ties);
+  for (int32_t i = 0; i < ng + 2 * n_ties; i++) {
+    int32_t v = i < ng         ? grp[i]
+                : (i - ng) % 2 ? ties[(i - ng) / 2].v
+                               : ties[(i - ng) / 2].u;
+    if (v < 0 || v >= n)
+      return fp_error_set(err, FP_EARG, "%s: no node %d", fn, (int)v);
+  }
+  *out = fp_graph_resident_bytes(h->W.g);
+  for (int32_t v = 0; side && v < n; v++)
+    side[v] = FP_PEAK_IN; /* past the size limits: nothing placed */
+  if (!h->usable)
+    return FP_OK;
+  for (int32_t v = 0; v < n; v++)
+    h->up[v] = v;
+  for (int32_t i = 0; i < n_ties; i++)
+    h->up[uf_find(h->up, ties[i].u)] = uf_find(h->up, ties[i].v);
+  memcpy(h->grp, grp, (size_t)ng * sizeof *grp);
+  grow_group(h, ties, n_ties, &m);
+  cut_force f = {-1, false, ties, n_ties, side};
+  fp_status st = group_figure(&h->W, h->capx, h->grp, m, f, *out, out, err);
+  if (st == FP_OK && *out == UINT64_MAX) /* ties no placement meets */
+    st = group_figure(&h->W, h->capx, grp, ng,
+                      (cut_force){-1, false, NULL, 0, side},
+                      fp_graph_resident_bytes(h->W.g), out, err);
   return st;
 }
 
@@ -1317,7 +1507,7 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
       bool late = side == 1;
       if (pc_far_pairs(P, x, y, late, false, 0) == 0)
         continue;
-      cut_force f = {y, late};
+      cut_force f = {y, late, NULL, 0, NULL};
       uint64_t lb;
       if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
               FP_OK ||

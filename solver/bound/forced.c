@@ -19,7 +19,12 @@
  * first member, every plan of least traffic runs G in one group, and the
  * min cut at G (fp_peak_group_bounds) bounds its peak.
  *
- * Calls: peak_bound.c, bound.c (fp_lower_bound), graph.c, plan.c.
+ * Ties (below) carry the same test into the min cut at a single node:
+ * the pairs the cut splits that every plan of least traffic groups are
+ * kept together (fp_peak_cuts_tied).
+ *
+ * Calls: peak_bound.c, bound.c (fp_lower_bound), services.c
+ * (solver_rel_gap), graph.c, plan.c.
  */
 #include "solver/bound/forced.h"
 
@@ -29,6 +34,7 @@
 #include "model/peak_bound.h"
 #include "model/plan.h"
 #include "model/util.h"
+#include "solver/common/services.h"
 
 /* Groups whose pairs are tested per call, at most: each test is one
  * traffic bound of the whole graph (about 0.1 s on the corpus). */
@@ -105,6 +111,155 @@ static fp_status group_forced(const fp_graph *g, const fp_ilp_params *prm,
   return st;
 }
 
+/* ---- ties: pairs of nodes every plan of least traffic groups ------------
+ *
+ * The min cut at a node x places the other nodes before or after x's step
+ * as cheaply as it likes, and may split a group of the plan in hand:
+ * volo_d1_224.bwd's cut at op4 runs the softmax-backward op28 early (it
+ * frees two 3 KB inputs and writes its output in place of the third)
+ * while its group partner op37 stays late.  When the pair is forced (a
+ * plan that keeps them apart moves more), every plan of least traffic
+ * runs them at one step, so the cut may not split them
+ * (fp_peak_cuts_tied): the search tests the pairs the cut splits, nearest
+ * x's step first, ties the forced ones, and cuts again. */
+
+/* Nodes whose cuts the search raises (the highest figures first), and
+ * pair tests per call, at most. */
+#define TIE_NODES 4
+#define TIE_TESTS 16
+
+typedef struct tie_search {
+  const fp_graph *g;
+  const fp_ilp_params *prm;
+  const fp_plan *plan;
+  uint64_t traffic;
+  double deadline;
+  fp_peak_cuts *h;
+  int32_t *step;            /* node -> its step in the plan */
+  int8_t *side;             /* the last cut's placement */
+  fp_peak_tie *tie, *tried; /* forced pairs; every pair tested */
+  int32_t n_tie, n_tried;
+} tie_search;
+
+static void tie_free(tie_search *T) {
+  fp_peak_cuts_destroy(T->h);
+  free(T->step);
+  free(T->side);
+  free(T->tie);
+  free(T->tried);
+}
+
+/* Sets up T for the plan.  FP_ENOMEM. */
+static fp_status tie_init(tie_search *T, fp_error *err) {
+  int32_t n = fp_graph_node_count(T->g), ng = fp_plan_group_count(T->plan);
+  fp_status st =
+      fp_peak_cuts_create(T->g, T->prm->limits.max_fusion_size, &T->h, err);
+  T->step = malloc(((size_t)n + 1) * sizeof *T->step);
+  T->side = malloc((size_t)n + 1);
+  T->tie = malloc((TIE_TESTS + 1) * sizeof *T->tie);
+  T->tried = malloc((TIE_TESTS + 1) * sizeof *T->tried);
+  if (st == FP_OK && (!T->step || !T->side || !T->tie || !T->tried))
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (ties)");
+  for (int32_t t = 0; st == FP_OK && t < ng; t++) {
+    int32_t m;
+    const int32_t *grp = fp_plan_group(T->plan, t, &m);
+    for (int32_t j = 0; j < m; j++)
+      T->step[grp[j]] = t;
+  }
+  return st;
+}
+
+/* The pair of plan group t that the last cut split, untested: its first
+ * node and the first placed elsewhere; false when there is none. */
+static bool split_pair(const tie_search *T, int32_t t, fp_peak_tie *pr) {
+  int32_t m;
+  const int32_t *grp = fp_plan_group(T->plan, t, &m);
+  for (int32_t j = 1; j < m; j++) {
+    if (T->side[grp[j]] == T->side[grp[0]])
+      continue;
+    bool seen = false;
+    for (int32_t i = 0; i < T->n_tried && !seen; i++)
+      seen = T->tried[i].u == grp[0] && T->tried[i].v == grp[j];
+    if (!seen) {
+      *pr = (fp_peak_tie){grp[0], grp[j]};
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Tests the split pair nearest x's step (*found: whether there was one)
+ * and ties it when forced.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_next(tie_search *T, int32_t x, bool *found,
+                          fp_error *err) {
+  int32_t ng = fp_plan_group_count(T->plan), s = T->step[x];
+  fp_peak_tie pr;
+  *found = false;
+  for (int32_t d = 0; !*found && d < ng; d++)
+    *found = (s - d >= 0 && split_pair(T, s - d, &pr)) ||
+             (s + d < ng && split_pair(T, s + d, &pr));
+  double left = T->deadline - fp_clock_now();
+  if (!*found || left <= 0)
+    return FP_OK;
+  bool forced = false;
+  T->tried[T->n_tried++] = pr;
+  fp_status st = pair_forced(T->g, T->prm, pr.u, pr.v, T->traffic,
+                             left / (TIE_TESTS + 1 - T->n_tried), &forced, err);
+  if (st == FP_OK && forced)
+    T->tie[T->n_tie++] = pr;
+  return st;
+}
+
+/* The tied cut at each of the TIE_NODES nodes of highest cut figure,
+ * tying split pairs while tests and time last; *best rises to the highest
+ * figure.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_nodes(tie_search *T, uint64_t peak, uint64_t *best,
+                           fp_error *err) {
+  int32_t n = fp_graph_node_count(T->g);
+  group_fig *order = malloc(((size_t)n + 1) * sizeof *order);
+  fp_status st = order ? FP_OK : fp_error_set(err, FP_ENOMEM, "out of memory");
+  for (int32_t x = 0; st == FP_OK && x < n; x++) {
+    order[x].group = x;
+    st = fp_peak_cuts_tied(T->h, &x, 1, NULL, 0, &order[x].fig, NULL, err);
+  }
+  if (st == FP_OK)
+    qsort(order, (size_t)n, sizeof *order, cmp_fig);
+  for (int32_t i = 0; st == FP_OK && i < n && i < TIE_NODES; i++) {
+    int32_t x = order[i].group;
+    for (bool found = true; st == FP_OK && found && *best < peak;) {
+      uint64_t fig;
+      st = fp_peak_cuts_tied(T->h, &x, 1, T->tie, T->n_tie, &fig, T->side, err);
+      *best = st == FP_OK && fig > *best ? fig : *best;
+      found = false;
+      if (st == FP_OK && *best < peak && T->n_tried < TIE_TESTS &&
+          fp_clock_now() < T->deadline)
+        st = tie_next(T, x, &found, err);
+    }
+  }
+  free(order);
+  return st;
+}
+
+/* Raises *bound2 by the tie search at the plan (m: its metrics, m's
+ * traffic the least), until the deadline.  FP_ENOMEM or a graph-building
+ * error. */
+static fp_status tied_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
+                                 const fp_plan *plan, const fp_metrics *m,
+                                 double deadline, double *bound2,
+                                 fp_error *err) {
+  tie_search T = {g,        prm,  plan, m->traffic_bytes,
+                  deadline, NULL, NULL, NULL,
+                  NULL,     NULL, 0,    0};
+  uint64_t best = 0;
+  fp_status st = tie_init(&T, err);
+  if (st == FP_OK)
+    st = tie_nodes(&T, m->peak_bytes, &best, err);
+  if (st == FP_OK && (isnan(*bound2) || (double)best > *bound2))
+    *bound2 = (double)best;
+  tie_free(&T);
+  return st;
+}
+
 fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
                                    const fp_plan *plan, const fp_metrics *m,
                                    double time_s, double *bound2,
@@ -145,6 +300,10 @@ fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
       break;
     }
   }
+  /* Ties cost traffic bounds: only while the gap is above its tolerance. */
+  if (st == FP_OK && (isnan(*bound2) || solver_rel_gap((double)m->peak_bytes,
+                                                       *bound2) > prm->gap2))
+    st = tied_peak_bound(g, prm, plan, m, deadline, bound2, err);
 done:
   free(fig);
   free(order);

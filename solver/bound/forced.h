@@ -19,8 +19,10 @@
  * every plan of that traffic groups: each member with the first, since
  * the traffic bound with the pair declared unfusible exceeds it.  At most
  * a few groups, those of the highest figures above *bound2, within time_s
- * seconds.  FP_ENOMEM or a graph-building error (then *bound2 is as valid
- * as before). */
+ * seconds.  Then, while the gap is above prm->gap2, the min cuts at the
+ * few nodes of highest figure with the forced pairs they split tied
+ * (fp_peak_cuts_tied).  FP_ENOMEM or a graph-building error (then
+ * *bound2 is as valid as before). */
 fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
                                    const fp_plan *plan, const fp_metrics *m,
                                    double time_s, double *bound2,
