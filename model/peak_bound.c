@@ -613,16 +613,23 @@ typedef struct cut_force {
   bool late;
   const fp_peak_tie *ties;
   int32_t n_ties;
+  const int8_t *place; /* per node: FP_PEAK_BEFORE, _AFTER, or 0 */
   int8_t *side;
 } cut_force;
 
-static const cut_force no_force = {-1, false, NULL, 0, NULL};
+static const cut_force no_force = {-1, false, NULL, 0, NULL, NULL};
 
 /* The edges of the ties (see "the min cut at a group with ties" below):
  * both ways between tied free nodes, from the source to a free node tied
  * to one before the step, to the sink from one tied to one after it.  0,
  * or -1 out of memory. */
-static int cut_ties(cut_work *C, const fp_peak_tie *t, int32_t n) {
+static int cut_ties(cut_work *C, const fp_peak_tie *t, int32_t n,
+                    const int8_t *place) {
+  for (int32_t v = 0; place && v < C->W->n; v++) /* placed free nodes */
+    if (C->cls[v] == CLS_FREE && place[v] &&
+        fp_flow_add_edge(C->f, place[v] < 0 ? 0 : C->vid[v],
+                         place[v] < 0 ? C->vid[v] : 1, FP_FLOW_INF) != 0)
+      return -1;
   for (int32_t i = 0; i < 2 * n; i++) {
     int32_t u = i % 2 ? t[i / 2].v : t[i / 2].u;
     int32_t v = i % 2 ? t[i / 2].u : t[i / 2].v, from = -1, to = -1;
@@ -683,7 +690,8 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
   for (int32_t b = 0; b < nb; b++)
     if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
       goto oom;
-  if (cut_closure(&C) != 0 || cut_ties(&C, force.ties, force.n_ties) != 0)
+  if (cut_closure(&C) != 0 ||
+      cut_ties(&C, force.ties, force.n_ties, force.place) != 0)
     goto oom;
   int64_t flow = fp_flow_max(C.f, 0, 1);
   *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
@@ -1051,16 +1059,14 @@ fp_status fp_peak_bound(const fp_graph *g, int32_t max_fusion_size,
   return st;
 }
 
-/* The group's figure: the min cut at G less the smallest of its nodes'
- * in-place caps (each bounds what takeovers save at G's step). */
-static fp_status group_figure(const pb_work *W, const uint64_t *capx,
+/* The group's figure: the min cut at G less cap, what takeovers may save
+ * at G's step (the smallest of its nodes' in-place caps bounds it). */
+static fp_status group_figure(const pb_work *W, uint64_t cap,
                               const int32_t *grp, int32_t ng, cut_force force,
                               uint64_t resident, uint64_t *out, fp_error *err) {
-  uint64_t s = resident, cap = UINT64_MAX;
+  uint64_t s = resident;
   double work = 0;
   fp_status st = step_cut_bound(W, grp, ng, force, resident, &s, &work, err);
-  for (int32_t i = 0; i < ng; i++)
-    cap = capx[grp[i]] < cap ? capx[grp[i]] : cap;
   s = s == UINT64_MAX ? s : sub_cap(s, ng > 0 ? cap : 0); /* MAX: no ties */
   *out = st == FP_OK && s > resident ? s : resident;
   return st;
@@ -1110,9 +1116,13 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
   if (st == FP_OK &&
       step_caps(&W, fp_inplace_step_cap(g, max_fusion_size), capx) != 0)
     st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
-  for (int32_t i = 0; st == FP_OK && i < n_groups; i++)
-    st = group_figure(&W, capx, nodes + start[i], start[i + 1] - start[i],
+  for (int32_t i = 0; st == FP_OK && i < n_groups; i++) {
+    uint64_t cap = UINT64_MAX;
+    for (int32_t j = start[i]; j < start[i + 1]; j++)
+      cap = capx[nodes[j]] < cap ? capx[nodes[j]] : cap;
+    st = group_figure(&W, cap, nodes + start[i], start[i + 1] - start[i],
                       no_force, resident, &out[i], err);
+  }
   work_free(&W);
   free(capx);
   return st;
@@ -1138,6 +1148,7 @@ struct fp_peak_cuts {
   int32_t *up; /* scratch: union-find parents over the nodes */
   int32_t *grp;
   int8_t *mark; /* per root: bit 0 holds G, 1 an ancestor, 2 a descendant */
+  bool *late;   /* per node: runs at or after the step (mark_late) */
 };
 
 void fp_peak_cuts_destroy(fp_peak_cuts *h) {
@@ -1149,6 +1160,7 @@ void fp_peak_cuts_destroy(fp_peak_cuts *h) {
   free(h->up);
   free(h->grp);
   free(h->mark);
+  free(h->late);
   free(h);
 }
 
@@ -1164,7 +1176,8 @@ fp_status fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
   fp_status st = FP_ENOMEM;
   if (!h || !(h->capx = calloc(n, sizeof *h->capx)) ||
       !(h->up = malloc(n * sizeof *h->up)) ||
-      !(h->grp = malloc(n * sizeof *h->grp)) || !(h->mark = malloc(n)))
+      !(h->grp = malloc(n * sizeof *h->grp)) || !(h->mark = malloc(n)) ||
+      !(h->late = malloc(n * sizeof *h->late)))
     goto fail;
   h->W.g = g;
   h->usable = node_rule_affordable(g) && graph_size(g) <= PB_MAX_CUT_SIZE;
@@ -1200,16 +1213,19 @@ static int8_t grp_relation(const fp_peak_cuts *h, int32_t ng, int32_t v) {
 }
 
 /* Grows h->grp (*ng nodes) by the tie chains that run at its step, until
- * none is left. */
+ * none is left (place: as fp_peak_cuts_placed's, or NULL). */
 static void grow_group(fp_peak_cuts *h, const fp_peak_tie *t, int32_t nt,
-                       int32_t *ng) {
+                       const int8_t *place, int32_t *ng) {
   for (bool grew = true; grew;) {
     grew = false;
     for (int32_t i = 0; i < 2 * nt; i++) /* chain marks, over both ends */
       h->mark[uf_find(h->up, i % 2 ? t[i / 2].v : t[i / 2].u)] = 0;
     for (int32_t i = 0; i < 2 * nt; i++) {
       int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
-      h->mark[uf_find(h->up, v)] |= grp_relation(h, *ng, v);
+      /* placed before (after): at or before (after) the step, as an
+       * ancestor (descendant) */
+      int8_t r = place && place[v] ? (place[v] < 0 ? 2 : 4) : 0;
+      h->mark[uf_find(h->up, v)] |= grp_relation(h, *ng, v) | r;
     }
     for (int32_t i = 0; i < 2 * nt; i++) {
       int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
@@ -1222,16 +1238,77 @@ static void grow_group(fp_peak_cuts *h, const fp_peak_tie *t, int32_t nt,
   }
 }
 
-fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
-                            const fp_peak_tie *ties, int32_t n_ties,
-                            uint64_t *out, int8_t *side, fp_error *err) {
+/* Marks in h->late the nodes that run at or after the step of the grown
+ * group (m nodes): its own, its descendants, those placed after, and the
+ * tie chains holding one. */
+static void mark_late(fp_peak_cuts *h, int32_t m, const fp_peak_tie *t,
+                      int32_t nt, const int8_t *place) {
+  for (int32_t v = 0; v < h->W.n; v++)
+    h->late[v] = (place && place[v] == FP_PEAK_AFTER) ||
+                 (grp_relation(h, m, v) & 5) != 0;
+  for (int32_t i = 0; i < 2 * nt; i++) /* a late chain, over both ends */
+    h->mark[uf_find(h->up, i % 2 ? t[i / 2].v : t[i / 2].u)] = 0;
+  for (int32_t i = 0; i < 2 * nt; i++) {
+    int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
+    h->mark[uf_find(h->up, v)] |= h->late[v];
+  }
+  for (int32_t i = 0; i < 2 * nt; i++) {
+    int32_t v = i % 2 ? t[i / 2].v : t[i / 2].u;
+    h->late[v] |= h->mark[uf_find(h->up, v)];
+  }
+}
+
+/* What node x's own pairs may save at its step when the nodes of h->late
+ * run at or after it: the distinct outputs of the pairs whose input is not
+ * written at or after the step and has no other late reader that is not
+ * a fused reader of the pair (the evaluator's rule, eval.c). */
+static uint64_t own_live_cap(const fp_peak_cuts *h, int32_t x) {
+  int32_t m;
+  const fp_inplace *pr = fp_graph_inplace(h->W.g, x, &m);
+  uint64_t alive = 0, cap = 0; /* bit k: pair k may apply */
+  for (int32_t k = 0; k < m && k < FP_MAX_INPLACE_PER_NODE; k++) {
+    const fp_buffer *i = fp_graph_buffer(h->W.g, pr[k].read);
+    bool dead = i->writer >= 0 && h->late[i->writer];
+    for (int32_t r = 0; r < i->n_readers && !dead; r++) {
+      int32_t u = i->readers[r];
+      dead = u != x && h->late[u] &&
+             !fp_graph_inplace_fused_reader(h->W.g, x, k, u);
+    }
+    bool seen = dead;
+    for (int32_t j = 0; j < k && !seen; j++)
+      seen = (alive >> j & 1) && pr[j].write == pr[k].write;
+    alive |= (uint64_t)!dead << k;
+    cap += seen ? 0 : fp_graph_buffer(h->W.g, pr[k].write)->bytes;
+  }
+  return cap;
+}
+
+/* The in-place cap at the grown group's step (m nodes): the least over
+ * its nodes of capx with the node's own pairs cut to own_live_cap. */
+static uint64_t placed_cap(const fp_peak_cuts *h, int32_t m) {
+  uint64_t cap = UINT64_MAX;
+  for (int32_t i = 0; i < m; i++) {
+    int32_t x = h->grp[i];
+    uint64_t c =
+        sub_cap(h->capx[x], node_inplace_cap(h->W.g, x)) + own_live_cap(h, x);
+    cap = c < cap ? c : cap;
+  }
+  return cap;
+}
+
+/* FP_EARG unless grp, ties and place are well formed (fn names the
+ * caller). */
+static fp_status check_cut_args(const fp_peak_cuts *h, const int32_t *grp,
+                                int32_t ng, const fp_peak_tie *ties,
+                                int32_t n_ties, const uint64_t *out,
+                                fp_error *err) {
   const char *fn = "peak cuts";
   if (fp_arg_ptr(h, fn, "handle", err) != FP_OK ||
       fp_arg_ptr(out, fn, "out", err) != FP_OK ||
       fp_arg_ptr(grp, fn, "group", err) != FP_OK ||
       (n_ties > 0 && fp_arg_ptr(ties, fn, "ties", err) != FP_OK))
     return FP_EARG;
-  int32_t n = fp_graph_node_count(h->W.g), m = ng;
+  int32_t n = fp_graph_node_count(h->W.g);
   if (ng < 1 || n_ties < 0)
     return fp_error_set(err, FP_EARG, "%s: %d nodes, %d ties", fn, (int)ng,
                         (int)n_ties);
@@ -1242,7 +1319,18 @@ fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
     if (v < 0 || v >= n)
       return fp_error_set(err, FP_EARG, "%s: no node %d", fn, (int)v);
   }
-  *out = fp_graph_resident_bytes(h->W.g);
+  return FP_OK;
+}
+
+fp_status fp_peak_cuts_placed(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                              const fp_peak_tie *ties, int32_t n_ties,
+                              const int8_t *place, uint64_t *out, int8_t *side,
+                              fp_error *err) {
+  if (check_cut_args(h, grp, ng, ties, n_ties, out, err) != FP_OK)
+    return FP_EARG;
+  int32_t n = fp_graph_node_count(h->W.g), m = ng;
+  uint64_t resident = fp_graph_resident_bytes(h->W.g);
+  *out = resident;
   for (int32_t v = 0; side && v < n; v++)
     side[v] = FP_PEAK_IN; /* past the size limits: nothing placed */
   if (!h->usable)
@@ -1252,14 +1340,25 @@ fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
   for (int32_t i = 0; i < n_ties; i++)
     h->up[uf_find(h->up, ties[i].u)] = uf_find(h->up, ties[i].v);
   memcpy(h->grp, grp, (size_t)ng * sizeof *grp);
-  grow_group(h, ties, n_ties, &m);
-  cut_force f = {-1, false, ties, n_ties, side};
-  fp_status st = group_figure(&h->W, h->capx, h->grp, m, f, *out, out, err);
-  if (st == FP_OK && *out == UINT64_MAX) /* ties no placement meets */
-    st = group_figure(&h->W, h->capx, grp, ng,
-                      (cut_force){-1, false, NULL, 0, side},
-                      fp_graph_resident_bytes(h->W.g), out, err);
+  grow_group(h, ties, n_ties, place, &m);
+  mark_late(h, m, ties, n_ties, place);
+  cut_force f = {-1, false, ties, n_ties, place, side};
+  fp_status st =
+      group_figure(&h->W, placed_cap(h, m), h->grp, m, f, resident, out, err);
+  if (st == FP_OK && *out == UINT64_MAX) { /* no placement meets them */
+    uint64_t cap = UINT64_MAX;
+    for (int32_t i = 0; i < ng; i++)
+      cap = h->capx[grp[i]] < cap ? h->capx[grp[i]] : cap;
+    f.ties = NULL, f.n_ties = 0, f.place = NULL;
+    st = group_figure(&h->W, cap, grp, ng, f, resident, out, err);
+  }
   return st;
+}
+
+fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                            const fp_peak_tie *ties, int32_t n_ties,
+                            uint64_t *out, int8_t *side, fp_error *err) {
+  return fp_peak_cuts_placed(h, grp, ng, ties, n_ties, NULL, out, side, err);
 }
 
 /* ---- pairs that no plan under a peak limit groups ---------------------
@@ -1507,7 +1606,7 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
       bool late = side == 1;
       if (pc_far_pairs(P, x, y, late, false, 0) == 0)
         continue;
-      cut_force f = {y, late, NULL, 0, NULL};
+      cut_force f = {y, late, NULL, 0, NULL, NULL};
       uint64_t lb;
       if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
               FP_OK ||

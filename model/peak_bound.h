@@ -73,6 +73,18 @@ fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
                             const fp_peak_tie *ties, int32_t n_ties,
                             uint64_t *out, int8_t *side, fp_error *err);
 
+/* fp_peak_cuts_tied over the plans that also run each node v with
+ * place[v] == FP_PEAK_BEFORE at or before the group's step and each with
+ * FP_PEAK_AFTER at or after it (place: one entry per node, 0 for free,
+ * or NULL).  Such nodes stay on their side; a pair of the group's nodes
+ * whose input is written at or after the step, or read there or later by
+ * a node other than a fused reader, saves nothing (the in-place cap
+ * drops it).  Fails as fp_peak_cuts_tied. */
+fp_status fp_peak_cuts_placed(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                              const fp_peak_tie *ties, int32_t n_ties,
+                              const int8_t *place, uint64_t *out, int8_t *side,
+                              fp_error *err);
+
 /* The most bytes in-place takeovers (docs/cost-model.md, "In-place
  * kernels") can save at any one step of a plan whose groups hold at most
  * max_fusion_size nodes (capped as fp_peak_bound's): the sum of the

@@ -31,9 +31,11 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "model/eval.h"
 #include "model/peak_bound.h"
 #include "model/plan.h"
 #include "model/util.h"
+#include "solver/bound/peak_order.h"
 #include "solver/common/services.h"
 
 /* Groups whose pairs are tested per call, at most: each test is one
@@ -169,6 +171,29 @@ static fp_status tie_init(tie_search *T, fp_error *err) {
   return st;
 }
 
+/* Whether pair pr was tested already. */
+static bool tried(const tie_search *T, fp_peak_tie pr) {
+  for (int32_t i = 0; i < T->n_tried; i++)
+    if (T->tried[i].u == pr.u && T->tried[i].v == pr.v)
+      return true;
+  return false;
+}
+
+/* Tests pair pr (untested, a test left) on a share of the time left, and
+ * ties it when forced.  FP_ENOMEM or a graph-building error. */
+static fp_status test_pair(tie_search *T, fp_peak_tie pr, fp_error *err) {
+  double left = T->deadline - fp_clock_now();
+  bool forced = false;
+  if (left <= 0)
+    return FP_OK;
+  T->tried[T->n_tried++] = pr;
+  fp_status st = pair_forced(T->g, T->prm, pr.u, pr.v, T->traffic,
+                             left / (TIE_TESTS + 1 - T->n_tried), &forced, err);
+  if (st == FP_OK && forced)
+    T->tie[T->n_tie++] = pr;
+  return st;
+}
+
 /* The pair of plan group t that the last cut split, untested: its first
  * node and the first placed elsewhere; false when there is none. */
 static bool split_pair(const tie_search *T, int32_t t, fp_peak_tie *pr) {
@@ -177,13 +202,9 @@ static bool split_pair(const tie_search *T, int32_t t, fp_peak_tie *pr) {
   for (int32_t j = 1; j < m; j++) {
     if (T->side[grp[j]] == T->side[grp[0]])
       continue;
-    bool seen = false;
-    for (int32_t i = 0; i < T->n_tried && !seen; i++)
-      seen = T->tried[i].u == grp[0] && T->tried[i].v == grp[j];
-    if (!seen) {
-      *pr = (fp_peak_tie){grp[0], grp[j]};
+    *pr = (fp_peak_tie){grp[0], grp[j]};
+    if (!tried(T, *pr))
       return true;
-    }
   }
   return false;
 }
@@ -198,16 +219,7 @@ static fp_status tie_next(tie_search *T, int32_t x, bool *found,
   for (int32_t d = 0; !*found && d < ng; d++)
     *found = (s - d >= 0 && split_pair(T, s - d, &pr)) ||
              (s + d < ng && split_pair(T, s + d, &pr));
-  double left = T->deadline - fp_clock_now();
-  if (!*found || left <= 0)
-    return FP_OK;
-  bool forced = false;
-  T->tried[T->n_tried++] = pr;
-  fp_status st = pair_forced(T->g, T->prm, pr.u, pr.v, T->traffic,
-                             left / (TIE_TESTS + 1 - T->n_tried), &forced, err);
-  if (st == FP_OK && forced)
-    T->tie[T->n_tie++] = pr;
-  return st;
+  return *found ? test_pair(T, pr, err) : FP_OK;
 }
 
 /* The tied cut at each of the TIE_NODES nodes of highest cut figure,
@@ -240,6 +252,29 @@ static fp_status tie_nodes(tie_search *T, uint64_t peak, uint64_t *best,
   return st;
 }
 
+/* Tests the pairs of the plan's groups at its peak steps (the first node
+ * with each other) and ties the forced ones: the order search (peak_order.c)
+ * splits on those nodes.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_peak_groups(tie_search *T, const fp_metrics *m,
+                                 fp_error *err) {
+  int32_t ng = fp_plan_group_count(T->plan);
+  fp_step *tl = malloc(((size_t)ng + 1) * sizeof *tl);
+  fp_metrics mm;
+  fp_status st = tl ? fp_plan_eval(T->g, T->plan, &mm, tl, err)
+                    : fp_error_set(err, FP_ENOMEM, "out of memory (ties)");
+  for (int32_t t = 0; st == FP_OK && t < ng; t++) {
+    int32_t k;
+    const int32_t *grp = fp_plan_group(T->plan, t, &k);
+    for (int32_t j = 1; st == FP_OK && tl[t].live_bytes == m->peak_bytes &&
+                        j < k && T->n_tried < TIE_TESTS;
+         j++)
+      if (!tried(T, (fp_peak_tie){grp[0], grp[j]}))
+        st = test_pair(T, (fp_peak_tie){grp[0], grp[j]}, err);
+  }
+  free(tl);
+  return st;
+}
+
 /* Raises *bound2 by the tie search at the plan (m: its metrics, m's
  * traffic the least), until the deadline.  FP_ENOMEM or a graph-building
  * error. */
@@ -254,6 +289,12 @@ static fp_status tied_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
   fp_status st = tie_init(&T, err);
   if (st == FP_OK)
     st = tie_nodes(&T, m->peak_bytes, &best, err);
+  /* what the ties leave: the order around the peak (peak_order.c) */
+  if (st == FP_OK && best < m->peak_bytes && fp_clock_now() < deadline)
+    st = tie_peak_groups(&T, m, err);
+  if (st == FP_OK && best < m->peak_bytes && fp_clock_now() < deadline)
+    st = solver_order_peak_bound(g, T.h, plan, m, T.tie, T.n_tie, deadline,
+                                 &best, err);
   if (st == FP_OK && (isnan(*bound2) || (double)best > *bound2))
     *bound2 = (double)best;
   tie_free(&T);

@@ -37,6 +37,7 @@ typedef struct enum_state {
   uint64_t limit, best_traffic, best_peak;
   int32_t faces, gains, tight, plans;
   uint64_t structural;
+  tu_rng rng; /* the placements of check_ties */
 } enum_state;
 
 /* Builds E->p from E->order and evaluates it; visits it when legal. */
@@ -147,12 +148,13 @@ static void check_groups(enum_state *E, const fp_plan *p, const fp_metrics *m) {
 }
 
 /* Visits every legal plan of 120 random tiny graphs (seeds from loop and
- * mul); *gains counts the graphs where a visit gained, *plans the plans. */
+ * mul); *gains counts the graphs where a visit gained, *plans the plans,
+ * *placed the graphs where placements raised a tied cut. */
 static void visit_tiny_graphs(int loop, uint64_t mul,
                               void (*visit)(enum_state *, const fp_plan *,
                                             const fp_metrics *),
-                              int32_t *gains, int32_t *plans) {
-  *gains = *plans = 0;
+                              int32_t *gains, int32_t *plans, int32_t *placed) {
+  *gains = *plans = *placed = 0;
   for (int i = 0; i < 120; i++) {
     tu_rng r = {(uint64_t)(loop * 1000 + i) * mul + 11};
     fp_graph *g = tiny_graph(&r, i);
@@ -160,16 +162,18 @@ static void visit_tiny_graphs(int loop, uint64_t mul,
     memset(&E, 0, sizeof E);
     ck_assert_int_eq(fp_peak_bound(g, 0, 0, &E.structural, NULL), FP_OK);
     E.visit = visit;
+    E.rng = r;
     enumerate(&E, g);
     *gains += E.gains > 0;
     *plans += E.plans;
+    *placed += E.tight > 0;
     fp_graph_destroy(g);
   }
 }
 
 START_TEST(group_bound_below_every_plan_with_the_group) {
-  int32_t gains, plans;
-  visit_tiny_graphs(_i, 2654435761u, check_groups, &gains, &plans);
+  int32_t gains, plans, placed;
+  visit_tiny_graphs(_i, 2654435761u, check_groups, &gains, &plans, &placed);
   ck_assert_int_gt(plans, 1000);
   ck_assert_msg(gains > 10, "above the peak bound on %d graphs", gains);
 }
@@ -269,16 +273,34 @@ static void check_ties(enum_state *E, const fp_plan *p, const fp_metrics *m) {
                   (unsigned long long)tied, (unsigned long long)m->peak_bytes);
     ck_assert_int_eq(side[x], FP_PEAK_IN);
     E->gains += tied > plain;
+    /* some nodes placed on their side of x's step in this plan (at it:
+     * either side) */
+    int8_t place[MAXN];
+    uint64_t placed, bits = tu_next(&E->rng);
+    for (int32_t v = 0; v < n; v++)
+      place[v] = !(bits >> (2 * v) & 1)    ? 0
+                 : step[v] < step[x]       ? FP_PEAK_BEFORE
+                 : step[v] > step[x]       ? FP_PEAK_AFTER
+                 : bits >> (2 * v + 1) & 1 ? FP_PEAK_BEFORE
+                                           : FP_PEAK_AFTER;
+    ck_assert_int_eq(fp_peak_cuts_placed(h, whole ? grp : &x, whole ? m_x : 1,
+                                         ties, nt, place, &placed, NULL, NULL),
+                     FP_OK);
+    ck_assert_msg(
+        placed <= m->peak_bytes, "node %d: placed %llu over peak %llu", x,
+        (unsigned long long)placed, (unsigned long long)m->peak_bytes);
+    E->tight += placed > tied;
   }
   E->plans++;
   fp_peak_cuts_destroy(h);
 }
 
 START_TEST(tied_cut_below_every_plan_with_its_ties) {
-  int32_t gains, plans;
-  visit_tiny_graphs(_i, 2246822519u, check_ties, &gains, &plans);
+  int32_t gains, plans, placed;
+  visit_tiny_graphs(_i, 2246822519u, check_ties, &gains, &plans, &placed);
   ck_assert_int_gt(plans, 1000);
   ck_assert_msg(gains > 10, "ties raise the cut on %d graphs", gains);
+  ck_assert_msg(placed > 10, "placements raise it on %d graphs", placed);
 }
 END_TEST
 
