@@ -141,6 +141,7 @@ typedef struct tie_search {
   int8_t *side;             /* the last cut's placement */
   fp_peak_tie *tie, *tried; /* forced pairs; every pair tested */
   int32_t n_tie, n_tried;
+  bool cuts; /* some cut says more than the resident bytes */
 } tie_search;
 
 static void tie_free(tie_search *T) {
@@ -230,9 +231,12 @@ static fp_status tie_nodes(tie_search *T, uint64_t peak, uint64_t *best,
   int32_t n = fp_graph_node_count(T->g);
   group_fig *order = malloc(((size_t)n + 1) * sizeof *order);
   fp_status st = order ? FP_OK : fp_error_set(err, FP_ENOMEM, "out of memory");
+  uint64_t resident = fp_graph_resident_bytes(T->g);
   for (int32_t x = 0; st == FP_OK && x < n; x++) {
-    order[x].group = x;
-    st = fp_peak_cuts_tied(T->h, &x, 1, NULL, 0, &order[x].fig, NULL, err);
+    order[x] = (group_fig){0, x}; /* past the deadline: last */
+    if (fp_clock_now() < T->deadline)
+      st = fp_peak_cuts_tied(T->h, &x, 1, NULL, 0, &order[x].fig, NULL, err);
+    T->cuts |= order[x].fig > resident; /* else past the cuts' size limits */
   }
   if (st == FP_OK)
     qsort(order, (size_t)n, sizeof *order, cmp_fig);
@@ -282,17 +286,18 @@ static fp_status tied_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
                                  const fp_plan *plan, const fp_metrics *m,
                                  double deadline, double *bound2,
                                  fp_error *err) {
-  tie_search T = {g,        prm,  plan, m->traffic_bytes,
-                  deadline, NULL, NULL, NULL,
-                  NULL,     NULL, 0,    0};
+  tie_search T = {
+      g, prm, plan, m->traffic_bytes, deadline, NULL, NULL, NULL, NULL, NULL,
+      0, 0,   false};
   uint64_t best = 0;
   fp_status st = tie_init(&T, err);
   if (st == FP_OK)
     st = tie_nodes(&T, m->peak_bytes, &best, err);
   /* what the ties leave: the order around the peak (peak_order.c) */
-  if (st == FP_OK && best < m->peak_bytes && fp_clock_now() < deadline)
+  bool open = T.cuts && best < m->peak_bytes;
+  if (st == FP_OK && open && fp_clock_now() < deadline)
     st = tie_peak_groups(&T, m, err);
-  if (st == FP_OK && best < m->peak_bytes && fp_clock_now() < deadline)
+  if (st == FP_OK && open && fp_clock_now() < deadline)
     st = solver_order_peak_bound(g, T.h, plan, m, T.tie, T.n_tie, deadline,
                                  &best, err);
   if (st == FP_OK && (isnan(*bound2) || (double)best > *bound2))
