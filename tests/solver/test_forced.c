@@ -361,6 +361,51 @@ START_TEST(tie_keeps_a_fused_partner_before_the_step) {
 }
 END_TEST
 
+/* Externs only (every plan moves the same traffic): a writes b, read by
+ * r (a 4-byte output), c and nothing else; c writes d for the output e.
+ * The least peak is 74 (a r c d, or a c r d: b, o and d live at one
+ * step).  The cut at c runs r after it (70); a plan that does so keeps
+ * b live while d, or e, is (volo_d1_224.bwd's op2 after op4): the split
+ * on r against c, then r against d, proves 74. */
+static const char order_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'order',"
+    " 'buffers': [{'name': 'x', 'bytes': 10, 'input': true,"
+    "   'freeable': true}, {'name': 'b', 'bytes': 50},"
+    "  {'name': 'o', 'bytes': 4}, {'name': 'd', 'bytes': 20},"
+    "  {'name': 'e', 'bytes': 5}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'extern', 'reads': ['x'], 'writes': ['b']},"
+    "  {'name': 'r', 'kind': 'extern', 'reads': ['b'], 'writes': ['o']},"
+    "  {'name': 'c', 'kind': 'extern', 'reads': ['b'], 'writes': ['d']},"
+    "  {'name': 'd', 'kind': 'extern', 'reads': ['d'], 'writes': ['e']}],"
+    " 'outputs': ['o', 'e']}";
+
+START_TEST(order_split_proves_an_early_output) {
+  fp_graph *g = tu_graph(order_json);
+  enum_state E;
+  memset(&E, 0, sizeof E);
+  E.limit = UINT64_MAX;
+  E.best_traffic = E.best_peak = UINT64_MAX;
+  E.visit = find_optimum;
+  enumerate(&E, g);
+  ck_assert_uint_eq(E.best_peak, 74);
+  uint64_t structural;
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &structural, NULL), FP_OK);
+  ck_assert_uint_eq(structural, 70);
+  fp_plan *p = tu_plan(g, "a | r | c | d");
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_uint_eq(m.peak_bytes, 74);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  double b = NAN;
+  ck_assert_int_eq(solver_forced_peak_bound(g, &prm, p, &m, 5.0, &b, NULL),
+                   FP_OK);
+  ck_assert_double_eq(b, 74);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* fp_peak_cuts: bad arguments are FP_EARG; destroy(NULL) is a no-op. */
 START_TEST(peak_cuts_arguments) {
   fp_graph *g = tu_chain_graph(3, 100);
@@ -424,6 +469,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, tied_cut_below_every_plan_with_its_ties, 0, 2);
   tcase_add_test(tc, tie_keeps_a_fused_partner_before_the_step);
   tcase_add_test(tc, peak_cuts_arguments);
+  tcase_add_test(tc, order_split_proves_an_early_output);
   suite_add_tcase(s, tc);
   return s;
 }
