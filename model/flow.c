@@ -131,6 +131,12 @@ int64_t fp_flow_max(fp_flow *f, int32_t s, int32_t t) {
   return total < FP_FLOW_INF ? total : FP_FLOW_INF;
 }
 
+bool fp_flow_source_side(const fp_flow *f, int32_t v) {
+  /* the last BFS of fp_flow_max found no path to t: its levels mark the
+   * vertices still reachable from s */
+  return v >= 0 && v < f->n && f->level[v] >= 0;
+}
+
 int64_t fp_flow_work(const fp_flow *f) {
   return f->work;
 }

@@ -9,6 +9,7 @@
 #ifndef FP_FLOW_H
 #define FP_FLOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define FP_FLOW_INF ((int64_t)1 << 62)
@@ -29,6 +30,11 @@ int fp_flow_add_edge(fp_flow *f, int32_t u, int32_t v, int64_t cap);
  * Never fails (it allocates nothing).  The network keeps the flow: call
  * it once. */
 int64_t fp_flow_max(fp_flow *f, int32_t s, int32_t t);
+
+/* After fp_flow_max returned less than FP_FLOW_INF: whether vertex v is
+ * on the source side of a minimum cut (reachable from s in the residual
+ * network).  False for a bad v. */
+bool fp_flow_source_side(const fp_flow *f, int32_t v);
 
 /* Edge visits spent so far by fp_flow_max (a deterministic measure of its
  * work, for callers that budget it). */

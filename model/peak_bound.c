@@ -600,21 +600,59 @@ static int cut_closure(cut_work *C) {
 }
 
 /* A node forced to one side of the step (far pairs): at or before it, or
- * strictly after it; node -1 for none. */
+ * strictly after it; node -1 for none.  tie (node -> class, or NULL)
+ * keeps the free nodes of a class on one side; out_side, when set, gets
+ * the placement (pb_cut_bound). */
 typedef struct cut_force {
   int32_t node;
   bool late;
+  const int32_t *tie;
+  int8_t *out_side;
 } cut_force;
 
-static const cut_force no_force = {-1, false};
+static const cut_force no_force = {-1, false, NULL, NULL};
+
+/* The edges of the tie classes: both ways between each free node and the
+ * first free node of its class (C->items, free again after the buffers,
+ * maps a class to that node).  Classes that hold a node on one side are
+ * closed by the caller (peak_group.c), so these are all the ties add.
+ * 0, or -1 out of memory. */
+static int cut_ties(cut_work *C, const int32_t *tie) {
+  for (int32_t v = 0; tie && v < C->W->n; v++)
+    C->items[tie[v]] = -1;
+  for (int32_t v = 0; tie && v < C->W->n; v++) {
+    if (C->cls[v] != CLS_FREE)
+      continue;
+    int32_t r = C->items[tie[v]];
+    if (r < 0)
+      C->items[tie[v]] = v;
+    else if (fp_flow_add_edge(C->f, C->vid[v], C->vid[r], FP_FLOW_INF) != 0 ||
+             fp_flow_add_edge(C->f, C->vid[r], C->vid[v], FP_FLOW_INF) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The placement of the last cut into side[]: FP_PEAK_BEFORE, _IN, _AFTER. */
+static void cut_placement(const cut_work *C, int8_t *side) {
+  for (int32_t v = 0; v < C->W->n; v++) {
+    int8_t c = C->cls[v];
+    if (c == CLS_FREE)
+      c = fp_flow_source_side(C->f, C->vid[v]) ? CLS_BEFORE : CLS_AFTER;
+    side[v] = c == CLS_GROUP    ? FP_PEAK_IN
+              : c == CLS_BEFORE ? FP_PEAK_BEFORE
+                                : FP_PEAK_AFTER;
+  }
+}
 
 /* Resident bytes plus the least that is live at the step of G's group
  * over every placement of the other nodes: a bound on the peak of every
  * plan that puts G (a convex set of nodes) in one group and, when
  * force.node is a node neither an ancestor nor a descendant of G, runs it
- * at or before that step (strictly after it when force.late), and
- * places the nodes as side[] says (pb_cut_bound; NULL for none).
- * FP_ENOMEM. */
+ * at or before that step (strictly after it when force.late),
+ * places the nodes as side[] says (pb_cut_bound; NULL for none) and keeps
+ * the free nodes of each of force's tie classes on one side (UINT64_MAX
+ * when no placement meets them).  FP_ENOMEM. */
 static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
                                   int32_t ng, cut_force force,
                                   const int8_t *side, uint64_t resident,
@@ -640,14 +678,21 @@ static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
   for (int32_t b = 0; b < nb; b++)
     if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
       goto oom;
-  if (cut_closure(&C) != 0)
+  if (cut_closure(&C) != 0 || cut_ties(&C, force.tie) != 0)
     goto oom;
+  int64_t flow = fp_flow_max(C.f, 0, 1);
+  *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
+  if (flow >= FP_FLOW_INF) { /* no placement meets the ties */
+    *out = UINT64_MAX;
+    goto done;
+  }
+  if (force.out_side)
+    cut_placement(&C, force.out_side);
   /* fixed - (rewards - cut): the least live bytes, never negative */
-  int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
+  int64_t least = (int64_t)C.fixed - C.rewards + flow;
   /* G's workspaces are live at its step too, beside the least live. */
   *out = resident + (uint64_t)(least > 0 ? least : 0) +
          fp_graph_group_workspace(W->g, grp, ng);
-  *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
   goto done;
 oom:
   st = fp_error_set(err, FP_ENOMEM, "out of memory (peak bound)");
@@ -1038,11 +1083,11 @@ int pb_step_caps(const pb_work *W, uint64_t global, uint64_t *capx) {
 }
 
 fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
-                       const int8_t *side, uint64_t resident, uint64_t *out,
-                       fp_error *err) {
+                       const int8_t *side, const int32_t *tie, int8_t *out_side,
+                       uint64_t resident, uint64_t *out, fp_error *err) {
   double work = 0;
-  return cut_bound_placed(W, grp, ng, no_force, side, resident, out, &work,
-                          err);
+  cut_force f = {-1, false, tie, out_side};
+  return cut_bound_placed(W, grp, ng, f, side, resident, out, &work, err);
 }
 
 int pb_cmp_u64_desc(const void *a, const void *b) {
@@ -1354,7 +1399,7 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
       bool late = side == 1;
       if (pc_far_pairs(P, x, y, late, false, 0) == 0)
         continue;
-      cut_force f = {y, late};
+      cut_force f = {y, late, NULL, NULL};
       uint64_t lb;
       if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
           FP_OK)

@@ -37,6 +37,55 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
                                const int32_t *nodes, const int32_t *start,
                                int32_t n_groups, uint64_t *out, fp_error *err);
 
+/* Two nodes that every plan a caller asks about runs at one step. */
+typedef struct fp_peak_tie {
+  int32_t u, v;
+} fp_peak_tie;
+
+/* Where fp_peak_cuts_tied's cheapest placement runs a node. */
+enum { FP_PEAK_BEFORE = -1, FP_PEAK_IN = 0, FP_PEAK_AFTER = 1 };
+
+/* The min cuts of fp_peak_group_bounds over one graph, for many groups
+ * and ties (an opaque handle; peak_group.c). */
+typedef struct fp_peak_cuts fp_peak_cuts;
+
+/* Sets *out to a handle for the finalized graph g and the fusion-size
+ * limit (0: the graph's), which must outlive it.  FP_EARG (NULL out, a
+ * NULL or unfinalized graph), FP_ENOMEM. */
+fp_status fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
+                              fp_peak_cuts **out, fp_error *err);
+
+/* Frees the handle.  NULL is a no-op. */
+void fp_peak_cuts_destroy(fp_peak_cuts *h);
+
+/* Sets *out to a lower bound on the peak of every legal plan that runs
+ * the ng >= 1 nodes of grp in one group (a group of some legal plan) and
+ * the two nodes of each tie at one step: fp_peak_group_bounds' figure at
+ * G = grp grown by the chains of ties that must run at its step, a chain
+ * that holds a node placed on one side kept on that side, the free nodes
+ * of every other chain kept on one side of it (peak_group.c), less the
+ * group's in-place cap.  Ties that no placement meets are dropped.  side (NULL,
+ * or one entry per node) gets where the cheapest placement runs each node:
+ * FP_PEAK_BEFORE, FP_PEAK_IN (in the grown group) or FP_PEAK_AFTER.  Past the
+ * min cuts' size limits *out is the resident bytes and every side FP_PEAK_IN.
+ * FP_EARG (a NULL pointer, ng < 1, a node out of range), FP_ENOMEM (then *out
+ * is still valid). */
+fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                            const fp_peak_tie *ties, int32_t n_ties,
+                            uint64_t *out, int8_t *side, fp_error *err);
+
+/* fp_peak_cuts_tied over the plans that also run each node v with
+ * place[v] == FP_PEAK_BEFORE at or before the group's step and each with
+ * FP_PEAK_AFTER at or after it (place: one entry per node, 0 for free,
+ * or NULL).  Such nodes stay on their side; a pair of the group's nodes
+ * whose input is written at or after the step, or read there or later by
+ * a node other than a fused reader, saves nothing (the in-place cap
+ * drops it).  Fails as fp_peak_cuts_tied. */
+fp_status fp_peak_cuts_placed(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                              const fp_peak_tie *ties, int32_t n_ties,
+                              const int8_t *place, uint64_t *out, int8_t *side,
+                              fp_error *err);
+
 /* The most bytes in-place takeovers (docs/cost-model.md, "In-place
  * kernels") can save at any one step of a plan whose groups hold at most
  * max_fusion_size nodes (capped as fp_peak_bound's): the sum of the

@@ -43,16 +43,26 @@ struct fp_peak_cuts {
   bool *ing;         /* node -> in grp */
   int8_t *side;      /* node -> PB_SIDE_* */
   int8_t *agg;       /* tie class -> the sides of its nodes */
+  bool *late;        /* node -> runs at or after G's step (late_nodes) */
+  int32_t *cls;      /* node -> class of fp_peak_cuts_placed's ties */
 };
 
-fp_peak_cuts *fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
-                                  fp_error *err) {
+fp_status fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
+                              fp_peak_cuts **out, fp_error *err) {
+  if (fp_arg_ptr(out, "peak cuts", "out", err) != FP_OK)
+    return FP_EARG;
+  *out = NULL;
+  if (fp_arg_graph(g, "peak cuts", err) != FP_OK)
+    return FP_EARG;
   fp_peak_cuts *pc = calloc(1, sizeof *pc);
   if (!pc)
     goto oom;
   pc->resident = fp_graph_resident_bytes(g);
+  pc->W.g = g;
+  pc->W.n = fp_graph_node_count(g);
+  *out = pc;
   if (!pb_cuts_affordable(g))
-    return pc;
+    return FP_OK;
   size_t n = (size_t)fp_graph_node_count(g) + 1;
   pc->capx = calloc(n, sizeof *pc->capx);
   pc->tmp = calloc(n, sizeof *pc->tmp);
@@ -60,17 +70,20 @@ fp_peak_cuts *fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
   pc->ing = calloc(n, sizeof *pc->ing);
   pc->side = calloc(n, sizeof *pc->side);
   pc->agg = calloc(n, sizeof *pc->agg);
+  pc->late = calloc(n, sizeof *pc->late);
+  pc->cls = calloc(n, sizeof *pc->cls);
   pc->cuts = true; /* pb_work_free below frees a partial W */
   if (!pc->capx || !pc->tmp || !pc->grp || !pc->ing || !pc->side || !pc->agg ||
+      !pc->late || !pc->cls ||
       pb_work_build(&pc->W, g, max_fusion_size, err) != FP_OK ||
       pb_step_caps(&pc->W, fp_inplace_step_cap(g, max_fusion_size), pc->capx) !=
           0)
     goto oom;
-  return pc;
+  return FP_OK;
 oom:
   fp_peak_cuts_destroy(pc);
-  fp_error_set(err, FP_ENOMEM, "out of memory (peak cuts)");
-  return NULL;
+  *out = NULL;
+  return fp_error_set(err, FP_ENOMEM, "out of memory (peak cuts)");
 }
 
 void fp_peak_cuts_destroy(fp_peak_cuts *pc) {
@@ -84,25 +97,36 @@ void fp_peak_cuts_destroy(fp_peak_cuts *pc) {
   free(pc->ing);
   free(pc->side);
   free(pc->agg);
+  free(pc->late);
+  free(pc->cls);
   free(pc);
 }
 
 bool fp_peak_cuts_precedes(const fp_peak_cuts *pc, int32_t u, int32_t v) {
-  return pc->cuts && (u == v || bit(pc->W.desc, pc->W.words, u, v));
+  return pc && pc->cuts && (u == v || bit(pc->W.desc, pc->W.words, u, v));
 }
 
 /* Whether in-place pair k of node v may apply at the step of a group
- * holding G: not when its read is written in G (then it is not live
- * memory that dies there, the first condition of a takeover), nor when
- * G reads all of its write (then that is never materialized, the
- * third). */
+ * holding G: not when its read is written in G or later (then it is not
+ * live memory that dies there, the first condition of a takeover) or
+ * read later by another node, nor when G reads all of its write (then
+ * that is never materialized, the third).  pc->late says what runs at or
+ * after the step. */
 static bool pair_may_apply(const fp_peak_cuts *pc, int32_t v, int32_t k) {
   int32_t m;
   const fp_inplace *pr = fp_graph_inplace(pc->W.g, v, &m);
   const fp_buffer *i = fp_graph_buffer(pc->W.g, pr[k].read);
   const fp_buffer *o = fp_graph_buffer(pc->W.g, pr[k].write);
-  if (i->writer >= 0 && pc->ing[i->writer])
+  if (i->writer >= 0 && (pc->ing[i->writer] || pc->late[i->writer]))
     return false;
+  /* a reader at or after the step, other than v or a fused reader of the
+   * pair, still needs i there (the evaluator's rule, eval.c) */
+  for (int32_t r = 0; r < i->n_readers; r++) {
+    int32_t u = i->readers[r];
+    if (u != v && pc->late[u] &&
+        !fp_graph_inplace_fused_reader(pc->W.g, v, k, u))
+      return false;
+  }
   bool inside = !o->output && o->n_readers > 0;
   for (int32_t r = 0; inside && r < o->n_readers; r++)
     inside = pc->ing[o->readers[r]];
@@ -171,13 +195,17 @@ static void group_add(fp_peak_cuts *pc, const int32_t *tie, int32_t v,
     }
 }
 
-/* side[] from the order alone: ancestors of G before, descendants after,
- * a node strictly ordered with G, or never in its group, never at its
- * step. */
-static void order_sides(fp_peak_cuts *pc, int32_t ng) {
+/* side[] from the order and place (NULL, or FP_PEAK_* per node): ancestors
+ * of G and the nodes placed before, before; descendants and those placed
+ * after, after; a node strictly ordered with G, or never in its group,
+ * never at its step. */
+static void order_sides(fp_peak_cuts *pc, int32_t ng, const int8_t *place) {
   const pb_work *W = &pc->W;
   for (int32_t v = 0; v < W->n; v++) {
-    int8_t s = PB_SIDE_OPEN;
+    int8_t s = !place || pc->ing[v]         ? PB_SIDE_OPEN
+               : place[v] == FP_PEAK_BEFORE ? PB_SIDE_BEFORE
+               : place[v] == FP_PEAK_AFTER  ? PB_SIDE_AFTER
+                                            : PB_SIDE_OPEN;
     for (int32_t i = 0; i < ng && !pc->ing[v]; i++) {
       int32_t g = pc->grp[i];
       s |= bit(W->desc, W->words, v, g) ? PB_SIDE_BEFORE : 0;
@@ -225,16 +253,18 @@ static bool close_round(fp_peak_cuts *pc, const int32_t *tie) {
   return changed;
 }
 
-/* G (pc->grp, *ng nodes) grown by its ties, and side[] closed.  A node
+/* G (pc->grp, *ng nodes) grown by its ties, and side[] closed from place
+ * (as order_sides').  A node
  * placed both before and after runs at G's step: it joins G, and the
  * sides are made again.  false when a node would run at G's step and
  * never there (classes no plan with G grouped keeps: no sides). */
-static bool tie_sides(fp_peak_cuts *pc, const int32_t *tie, int32_t *ng) {
+static bool tie_sides(fp_peak_cuts *pc, const int32_t *tie, const int8_t *place,
+                      int32_t *ng) {
   const int8_t both = PB_SIDE_BEFORE | PB_SIDE_AFTER;
   for (int32_t i = 0, m = *ng; tie && i < m; i++)
     group_add(pc, tie, pc->grp[i], ng);
   for (bool again = true; again;) {
-    order_sides(pc, *ng);
+    order_sides(pc, *ng, place);
     while (close_round(pc, tie))
       ;
     again = false;
@@ -250,32 +280,101 @@ static bool tie_sides(fp_peak_cuts *pc, const int32_t *tie, int32_t *ng) {
   return true;
 }
 
-fp_status fp_peak_cuts_group(fp_peak_cuts *pc, const int32_t *grp, int32_t ng,
-                             const int32_t *tie, uint64_t *out, fp_error *err) {
-  const char *fn = "peak cuts group";
-  if (fp_arg_ptr(pc, fn, "pc", err) != FP_OK ||
-      fp_arg_ptr(grp, fn, "grp", err) != FP_OK ||
-      fp_arg_ptr(out, fn, "out", err) != FP_OK)
-    return FP_EARG;
-  *out = pc->resident;
-  if (ng < 1)
-    return fp_error_set(err, FP_EARG, "%s: ng %d < 1", fn, (int)ng);
-  if (!pc->cuts)
-    return FP_OK;
-  for (int32_t i = 0; i < ng; i++)
-    if (grp[i] < 0 || grp[i] >= pc->W.n)
-      return fp_error_set(err, FP_EARG, "%s: no node %d", fn, (int)grp[i]);
+/* late[]: G's nodes and those side[] runs at or after its step. */
+static void late_nodes(fp_peak_cuts *pc) {
+  for (int32_t v = 0; v < pc->W.n; v++)
+    pc->late[v] = pc->ing[v] || (pc->side[v] & PB_SIDE_AFTER);
+}
+
+/* The cut at G (grp, ng nodes, checked) with tie classes and place (each
+ * NULL or per node), less the group cap; side_out as fp_peak_cuts_placed's.
+ * FP_ENOMEM. */
+static fp_status cut_at(fp_peak_cuts *pc, const int32_t *grp, int32_t ng,
+                        const int32_t *tie, const int8_t *place, uint64_t *out,
+                        int8_t *side_out, fp_error *err) {
   memset(pc->ing, 0, (size_t)pc->W.n * sizeof *pc->ing);
   int32_t m = 0;
   for (int32_t i = 0; i < ng; i++)
     group_add(pc, NULL, grp[i], &m);
-  bool sides = tie_sides(pc, tie, &m);
+  bool sides = tie_sides(pc, tie, place, &m);
+  late_nodes(pc);
   uint64_t s = pc->resident, cap = group_cap(pc, m);
-  fp_status st = pb_cut_bound(&pc->W, pc->grp, m, sides ? pc->side : NULL,
-                              pc->resident, &s, err);
+  fp_status st =
+      pb_cut_bound(&pc->W, pc->grp, m, sides ? pc->side : NULL,
+                   sides ? tie : NULL, side_out, pc->resident, &s, err);
+  if (st == FP_OK && s == UINT64_MAX) /* no placement meets the ties */
+    st = pb_cut_bound(&pc->W, pc->grp, m, pc->side, NULL, side_out,
+                      pc->resident, &s, err);
   s = s > cap ? s - cap : 0;
   *out = st == FP_OK && s > pc->resident ? s : pc->resident;
   return st;
+}
+
+/* FP_EARG unless the handle, grp (ng nodes) and out are well formed (fn
+ * names the caller). */
+static fp_status check_group(const fp_peak_cuts *pc, const char *fn,
+                             const int32_t *grp, int32_t ng,
+                             const uint64_t *out, fp_error *err) {
+  if (fp_arg_ptr(pc, fn, "handle", err) != FP_OK ||
+      fp_arg_ptr(grp, fn, "group", err) != FP_OK ||
+      fp_arg_ptr(out, fn, "out", err) != FP_OK)
+    return FP_EARG;
+  if (ng < 1)
+    return fp_error_set(err, FP_EARG, "%s: ng %d < 1", fn, (int)ng);
+  for (int32_t i = 0; i < ng; i++)
+    if (grp[i] < 0 || grp[i] >= pc->W.n)
+      return fp_error_set(err, FP_EARG, "%s: no node %d", fn, (int)grp[i]);
+  return FP_OK;
+}
+
+fp_status fp_peak_cuts_group(fp_peak_cuts *pc, const int32_t *grp, int32_t ng,
+                             const int32_t *tie, uint64_t *out, fp_error *err) {
+  if (check_group(pc, "peak cuts group", grp, ng, out, err) != FP_OK)
+    return FP_EARG;
+  *out = pc->resident;
+  return pc->cuts ? cut_at(pc, grp, ng, tie, NULL, out, NULL, err) : FP_OK;
+}
+
+/* The root of v's class in the union-find parents up[]. */
+static int32_t uf_find(int32_t *up, int32_t v) {
+  while (up[v] != v)
+    v = up[v] = up[up[v]];
+  return v;
+}
+
+fp_status fp_peak_cuts_placed(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                              const fp_peak_tie *ties, int32_t n_ties,
+                              const int8_t *place, uint64_t *out, int8_t *side,
+                              fp_error *err) {
+  const char *fn = "peak cuts";
+  if (check_group(h, fn, grp, ng, out, err) != FP_OK ||
+      (n_ties > 0 && fp_arg_ptr(ties, fn, "ties", err) != FP_OK))
+    return FP_EARG;
+  if (n_ties < 0)
+    return fp_error_set(err, FP_EARG, "%s: %d ties", fn, (int)n_ties);
+  for (int32_t i = 0; i < n_ties; i++)
+    if (ties[i].u < 0 || ties[i].u >= h->W.n || ties[i].v < 0 ||
+        ties[i].v >= h->W.n)
+      return fp_error_set(err, FP_EARG, "%s: tie %d: no such node", fn, (int)i);
+  *out = h->resident;
+  for (int32_t v = 0; side && v < h->W.n; v++)
+    side[v] = FP_PEAK_IN; /* past the size limits: nothing placed */
+  if (!h->cuts)
+    return FP_OK;
+  /* the classes of the ties: union-find, then each node its root */
+  for (int32_t v = 0; v < h->W.n; v++)
+    h->cls[v] = v;
+  for (int32_t i = 0; i < n_ties; i++)
+    h->cls[uf_find(h->cls, ties[i].u)] = uf_find(h->cls, ties[i].v);
+  for (int32_t v = 0; v < h->W.n; v++)
+    h->cls[v] = uf_find(h->cls, v);
+  return cut_at(h, grp, ng, n_ties > 0 ? h->cls : NULL, place, out, side, err);
+}
+
+fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
+                            const fp_peak_tie *ties, int32_t n_ties,
+                            uint64_t *out, int8_t *side, fp_error *err) {
+  return fp_peak_cuts_placed(h, grp, ng, ties, n_ties, NULL, out, side, err);
 }
 
 /* FP_EARG unless the groups are well formed: n_groups >= 0, start[]
@@ -311,8 +410,8 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
     out[i] = fp_graph_resident_bytes(g);
   if (n_groups == 0)
     return FP_OK;
-  fp_peak_cuts *pc = fp_peak_cuts_create(g, max_fusion_size, err);
-  fp_status st = pc ? FP_OK : FP_ENOMEM;
+  fp_peak_cuts *pc = NULL;
+  fp_status st = fp_peak_cuts_create(g, max_fusion_size, &pc, err);
   for (int32_t i = 0; st == FP_OK && i < n_groups; i++)
     if (start[i + 1] > start[i])
       st = fp_peak_cuts_group(pc, nodes + start[i], start[i + 1] - start[i],

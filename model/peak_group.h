@@ -11,20 +11,8 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "peak_bound.h"
 #include "status.h"
-
-/* The order relations and in-place caps of one graph, for many cuts. */
-typedef struct fp_peak_cuts fp_peak_cuts;
-
-/* A handle for the cuts of the finalized graph g under the fusion limit
- * max_fusion_size (0: the graph's; capped as fp_peak_bound's).  Past the
- * min cuts' size limits every figure is the resident bytes.  NULL with
- * FP_ENOMEM in err. */
-fp_peak_cuts *fp_peak_cuts_create(const fp_graph *g, int32_t max_fusion_size,
-                                  fp_error *err);
-
-/* Frees pc; NULL is a no-op. */
-void fp_peak_cuts_destroy(fp_peak_cuts *pc);
 
 /* Whether u == v or a path of buffers leads from u to v (false past the
  * size limits). */
@@ -36,10 +24,11 @@ bool fp_peak_cuts_precedes(const fp_peak_cuts *pc, int32_t u, int32_t v);
  * every two nodes u, v with tie[u] == tie[v] in one group (tie[v] in
  * [0, n): a class name per node, the caller vouches for the classes): the
  * min cut at G, grp with the classes of its nodes, with each node tied to
- * one that runs before (after) G's step placed before (after) it, less
- * what in-place takeovers may save at that step.  Classes that would
- * place a node on both sides leave every node but G's as the order says.
- * FP_EARG (ng < 1, a node out of range), FP_ENOMEM (*out then the
+ * one that runs before (after) G's step placed before (after) it and the
+ * other free nodes of a class on one side, less what in-place takeovers
+ * may save at that step (fp_peak_cuts_placed with the classes as ties). Classes
+ * that would place a node on both sides leave every node but G's as the order
+ * says. FP_EARG (ng < 1, a node out of range), FP_ENOMEM (*out then the
  * resident bytes). */
 fp_status fp_peak_cuts_group(fp_peak_cuts *pc, const int32_t *grp, int32_t ng,
                              const int32_t *tie, uint64_t *out, fp_error *err);

@@ -67,10 +67,15 @@ int pb_step_caps(const pb_work *W, uint64_t global, uint64_t *capx);
  * side is not NULL, places each node v as side[v] says (the PB_SIDE_*
  * above; the caller vouches for them, and closes them: the ancestors of
  * a node placed before are placed before, the descendants of one placed
- * after, after).  Not less the in-place savings.  FP_ENOMEM. */
+ * after, after) and, where tie is not NULL (node -> class in [0, n)),
+ * runs the nodes of a class at one step: the nodes the placement leaves
+ * free share a side.  out_side (NULL, or n entries) gets where the
+ * cheapest placement runs each node (FP_PEAK_BEFORE, _IN, _AFTER).  Not
+ * less the in-place savings.  *out is UINT64_MAX when no placement meets
+ * the ties.  FP_ENOMEM. */
 fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
-                       const int8_t *side, uint64_t resident, uint64_t *out,
-                       fp_error *err);
+                       const int8_t *side, const int32_t *tie, int8_t *out_side,
+                       uint64_t resident, uint64_t *out, fp_error *err);
 
 /* Descending order of uint64_t, for qsort. */
 int pb_cmp_u64_desc(const void *a, const void *b);

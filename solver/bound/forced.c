@@ -24,8 +24,14 @@
  * that would hold a node on its plan side of the plan's highest steps,
  * priced by the cut first: each test costs a traffic bound.
  *
- * Calls: peak_group.c, bound.c (fp_lower_bound), eval.c, graph.c,
- * plan.c.
+ * While the gap stays above its tolerance, a second search (below) ties
+ * the pairs that the min cuts at the nodes of highest figure split, and
+ * a case split on the order of the nodes around the plan's peak
+ * (peak_order.c) prices what the ties leave.
+ *
+ * Calls: peak_group.c (fp_peak_cuts_tied), peak_order.c,
+ * bound.c (fp_lower_bound), services.c (solver_rel_gap), eval.c,
+ * graph.c, plan.c.
  */
 #include "solver/bound/forced.h"
 
@@ -37,6 +43,8 @@
 #include "model/peak_group.h"
 #include "model/plan.h"
 #include "model/util.h"
+#include "solver/bound/peak_order.h"
+#include "solver/common/services.h"
 
 /* Plan steps tried per call (the highest live bytes first), pair tests
  * per step (each is one traffic bound of the whole graph, 0.1-0.25 s on
@@ -216,23 +224,24 @@ static fp_status tie_step(forced_run *R, int32_t t, uint64_t *best,
   return st;
 }
 
-/* A step of the plan and its live bytes, for ordering. */
-typedef struct step_live {
-  uint64_t live;
-  int32_t t;
-} step_live;
+/* A step of the plan and its live bytes, or a node and its cut figure,
+ * for ordering. */
+typedef struct ranked {
+  uint64_t key;
+  int32_t id;
+} ranked;
 
-/* Descending live bytes, then ascending step. */
-static int cmp_step(const void *a, const void *b) {
-  const step_live *x = a, *y = b;
-  if (x->live != y->live)
-    return x->live > y->live ? -1 : 1;
-  return (x->t > y->t) - (x->t < y->t);
+/* Descending key, then ascending id: deterministic. */
+static int cmp_ranked(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key > y->key ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
 }
 
 /* R's arrays and handle for g and plan; the steps of the plan by live
  * bytes into *order (caller frees).  FP_ENOMEM or an evaluation error. */
-static fp_status run_open(forced_run *R, step_live **order, fp_error *err) {
+static fp_status run_open(forced_run *R, ranked **order, fp_error *err) {
   int32_t ng = fp_plan_group_count(R->plan);
   fp_step *tl = malloc(((size_t)ng + 1) * sizeof *tl);
   fp_metrics m;
@@ -249,34 +258,217 @@ static fp_status run_open(forced_run *R, step_live **order, fp_error *err) {
   }
   st = fp_plan_eval_k(R->g, R->plan, R->prm->limits.max_fusion_size, &m, tl,
                       err);
-  R->pc = st == FP_OK
-              ? fp_peak_cuts_create(R->g, R->prm->limits.max_fusion_size, err)
-              : NULL;
-  st = st == FP_OK && !R->pc ? FP_ENOMEM : st;
+  if (st == FP_OK)
+    st = fp_peak_cuts_create(R->g, R->prm->limits.max_fusion_size, &R->pc, err);
   for (int32_t t = 0; st == FP_OK && t < ng; t++) {
     int32_t k;
     const int32_t *grp = fp_plan_group(R->plan, t, &k);
     for (int32_t i = 0; i < k; i++)
       R->step[grp[i]] = t;
-    (*order)[t] = (step_live){tl[t].live_bytes, t};
+    (*order)[t] = (ranked){tl[t].live_bytes, t};
   }
   for (int32_t v = 0; v < R->n; v++)
     R->tie[v] = v;
   if (st == FP_OK)
-    qsort(*order, (size_t)ng, sizeof **order, cmp_step);
+    qsort(*order, (size_t)ng, sizeof **order, cmp_ranked);
 done:
   free(tl);
   return st;
 }
 
 /* Frees what run_open allocated. */
-static void run_close(forced_run *R, step_live *order) {
+static void run_close(forced_run *R, ranked *order) {
   fp_peak_cuts_destroy(R->pc);
   free(R->tie);
   free(R->keep);
   free(R->step);
   free(R->cands);
   free(order);
+}
+
+/* ---- ties the node cuts split, and the order around the peak ----------
+ *
+ * The min cut at a node x places the other nodes before or after x's step
+ * as cheaply as it likes, and may split a group of the plan in hand:
+ * volo_d1_224.bwd's cut at op4 runs the softmax-backward op28 early (it
+ * frees two 3 KB inputs and writes its output in place of the third)
+ * while its group partner op37 stays late.  When the pair is forced (a
+ * plan that keeps them apart moves more), every plan of least traffic
+ * runs them at one step, so the cut may not split them
+ * (fp_peak_cuts_tied): the search tests the pairs the cut splits, nearest
+ * x's step first, ties the forced ones, and cuts again. */
+
+/* Nodes whose cuts the search raises (the highest figures first), and
+ * pair tests per call, at most. */
+#define TIE_NODES 4
+#define TIE_TESTS 16
+
+typedef struct tie_search {
+  const fp_graph *g;
+  const fp_ilp_params *prm;
+  const fp_plan *plan;
+  uint64_t traffic;
+  double deadline;
+  fp_peak_cuts *h;          /* the forced run's */
+  const int32_t *step;      /* node -> its step in the plan (the run's) */
+  int8_t *side;             /* the last cut's placement */
+  fp_peak_tie *tie, *tried; /* forced pairs; every pair tested here */
+  int32_t n_tie, n_tried;
+  bool cuts; /* some cut says more than the resident bytes */
+} tie_search;
+
+static void tie_free(tie_search *T) {
+  free(T->side);
+  free(T->tie);
+  free(T->tried);
+}
+
+/* Sets up T with the classes of the step search (class: node -> class,
+ * a node of it) as its first ties.  FP_ENOMEM. */
+static fp_status tie_init(tie_search *T, const int32_t *class, fp_error *err) {
+  int32_t n = fp_graph_node_count(T->g);
+  T->side = malloc((size_t)n + 1);
+  T->tie = malloc(((size_t)n + TIE_TESTS + 1) * sizeof *T->tie);
+  T->tried = malloc((TIE_TESTS + 1) * sizeof *T->tried);
+  if (!T->side || !T->tie || !T->tried)
+    return fp_error_set(err, FP_ENOMEM, "out of memory (ties)");
+  for (int32_t v = 0; v < n; v++)
+    if (class[v] != v)
+      T->tie[T->n_tie++] = (fp_peak_tie){v, class[v]};
+  return FP_OK;
+}
+
+/* Whether pair pr was tested already. */
+static bool tried(const tie_search *T, fp_peak_tie pr) {
+  for (int32_t i = 0; i < T->n_tried; i++)
+    if (T->tried[i].u == pr.u && T->tried[i].v == pr.v)
+      return true;
+  return false;
+}
+
+/* Tests pair pr (untested, a test left) on a share of the time left, and
+ * ties it when forced.  FP_ENOMEM or a graph-building error. */
+static fp_status test_pair(tie_search *T, fp_peak_tie pr, fp_error *err) {
+  double left = T->deadline - fp_clock_now();
+  bool forced = false;
+  if (left <= 0)
+    return FP_OK;
+  T->tried[T->n_tried++] = pr;
+  fp_status st = pair_forced(T->g, T->prm, pr.u, pr.v, T->traffic,
+                             left / (TIE_TESTS + 1 - T->n_tried), &forced, err);
+  if (st == FP_OK && forced)
+    T->tie[T->n_tie++] = pr;
+  return st;
+}
+
+/* The pair of plan group t that the last cut split, untested: its first
+ * node and the first placed elsewhere; false when there is none. */
+static bool split_pair(const tie_search *T, int32_t t, fp_peak_tie *pr) {
+  int32_t m;
+  const int32_t *grp = fp_plan_group(T->plan, t, &m);
+  for (int32_t j = 1; j < m; j++) {
+    if (T->side[grp[j]] == T->side[grp[0]])
+      continue;
+    *pr = (fp_peak_tie){grp[0], grp[j]};
+    if (!tried(T, *pr))
+      return true;
+  }
+  return false;
+}
+
+/* Tests the split pair nearest x's step (*found: whether there was one)
+ * and ties it when forced.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_next(tie_search *T, int32_t x, bool *found,
+                          fp_error *err) {
+  int32_t ng = fp_plan_group_count(T->plan), s = T->step[x];
+  fp_peak_tie pr;
+  *found = false;
+  for (int32_t d = 0; !*found && d < ng; d++)
+    *found = (s - d >= 0 && split_pair(T, s - d, &pr)) ||
+             (s + d < ng && split_pair(T, s + d, &pr));
+  return *found ? test_pair(T, pr, err) : FP_OK;
+}
+
+/* The tied cut at each of the TIE_NODES nodes of highest cut figure,
+ * tying split pairs while tests and time last; *best rises to the highest
+ * figure.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_nodes(tie_search *T, uint64_t peak, uint64_t *best,
+                           fp_error *err) {
+  int32_t n = fp_graph_node_count(T->g);
+  ranked *order = malloc(((size_t)n + 1) * sizeof *order);
+  fp_status st = order ? FP_OK : fp_error_set(err, FP_ENOMEM, "out of memory");
+  uint64_t resident = fp_graph_resident_bytes(T->g);
+  for (int32_t x = 0; st == FP_OK && x < n; x++) {
+    order[x] = (ranked){0, x}; /* past the deadline: last */
+    if (fp_clock_now() < T->deadline)
+      st = fp_peak_cuts_tied(T->h, &x, 1, NULL, 0, &order[x].key, NULL, err);
+    T->cuts |= order[x].key > resident; /* else past the cuts' size limits */
+  }
+  if (st == FP_OK)
+    qsort(order, (size_t)n, sizeof *order, cmp_ranked);
+  for (int32_t i = 0; st == FP_OK && i < n && i < TIE_NODES; i++) {
+    int32_t x = order[i].id;
+    for (bool found = true; st == FP_OK && found && *best < peak;) {
+      uint64_t fig;
+      st = fp_peak_cuts_tied(T->h, &x, 1, T->tie, T->n_tie, &fig, T->side, err);
+      *best = st == FP_OK && fig > *best ? fig : *best;
+      found = false;
+      if (st == FP_OK && *best < peak && T->n_tried < TIE_TESTS &&
+          fp_clock_now() < T->deadline)
+        st = tie_next(T, x, &found, err);
+    }
+  }
+  free(order);
+  return st;
+}
+
+/* Tests the pairs of the plan's groups at its peak steps (the first node
+ * with each other) and ties the forced ones: the order search (peak_order.c)
+ * splits on those nodes.  FP_ENOMEM or a graph-building error. */
+static fp_status tie_peak_groups(tie_search *T, const fp_metrics *m,
+                                 fp_error *err) {
+  int32_t ng = fp_plan_group_count(T->plan);
+  fp_step *tl = malloc(((size_t)ng + 1) * sizeof *tl);
+  fp_metrics mm;
+  fp_status st = tl ? fp_plan_eval(T->g, T->plan, &mm, tl, err)
+                    : fp_error_set(err, FP_ENOMEM, "out of memory (ties)");
+  for (int32_t t = 0; st == FP_OK && t < ng; t++) {
+    int32_t k;
+    const int32_t *grp = fp_plan_group(T->plan, t, &k);
+    for (int32_t j = 1; st == FP_OK && tl[t].live_bytes == m->peak_bytes &&
+                        j < k && T->n_tried < TIE_TESTS;
+         j++)
+      if (!tried(T, (fp_peak_tie){grp[0], grp[j]}))
+        st = test_pair(T, (fp_peak_tie){grp[0], grp[j]}, err);
+  }
+  free(tl);
+  return st;
+}
+
+/* Raises *bound2 by the tie search at the plan (m: its metrics, m's
+ * traffic the least), from the step search's run R, until R's deadline.
+ * FP_ENOMEM or a graph-building error. */
+static fp_status tied_peak_bound(const forced_run *R, const fp_metrics *m,
+                                 double *bound2, fp_error *err) {
+  tie_search T = {R->g,        R->prm, R->plan, m->traffic_bytes,
+                  R->deadline, R->pc,  R->step, NULL,
+                  NULL,        NULL,   0,       0,
+                  false};
+  uint64_t best = 0;
+  fp_status st = tie_init(&T, R->tie, err);
+  if (st == FP_OK)
+    st = tie_nodes(&T, m->peak_bytes, &best, err);
+  /* what the ties leave: the order around the peak (peak_order.c) */
+  bool open = T.cuts && best < m->peak_bytes;
+  if (st == FP_OK && open && fp_clock_now() < R->deadline)
+    st = tie_peak_groups(&T, m, err);
+  if (st == FP_OK && open && fp_clock_now() < R->deadline)
+    st = solver_order_peak_bound(R->g, T.h, R->plan, m, T.tie, T.n_tie,
+                                 R->deadline, &best, err);
+  if (st == FP_OK && (isnan(*bound2) || (double)best > *bound2))
+    *bound2 = (double)best;
+  tie_free(&T);
+  return st;
 }
 
 fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
@@ -289,7 +481,7 @@ fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
   forced_run R = {.g = g, .prm = prm, .plan = plan};
   R.traffic = m->traffic_bytes;
   R.deadline = fp_clock_now() + time_s;
-  step_live *order = NULL;
+  ranked *order = NULL;
   fp_status st = run_open(&R, &order, err);
   uint64_t best = 0;
   /* The steps of the highest live bytes first: the bound can reach the
@@ -297,13 +489,18 @@ fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
   for (int32_t i = 0; st == FP_OK && i < fp_plan_group_count(plan) &&
                       i < FORCED_MAX_STEPS && fp_clock_now() < R.deadline;
        i++) {
-    if ((!isnan(*bound2) && (double)order[i].live <= *bound2) ||
+    if ((!isnan(*bound2) && (double)order[i].key <= *bound2) ||
         best >= m->peak_bytes)
       break;
-    st = tie_step(&R, order[i].t, &best, err);
+    st = tie_step(&R, order[i].id, &best, err);
   }
   if (st == FP_OK && (isnan(*bound2) || (double)best > *bound2))
     *bound2 = (double)best;
+  /* The node search and the order split cost more traffic bounds: only
+   * while the gap is above its tolerance. */
+  if (st == FP_OK && fp_clock_now() < R.deadline &&
+      solver_rel_gap((double)m->peak_bytes, *bound2) > prm->gap2)
+    st = tied_peak_bound(&R, m, bound2, err);
   run_close(&R, order);
   return st;
 }

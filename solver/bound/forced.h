@@ -18,9 +18,12 @@
  * the min cut at a node of one of `plan`'s highest steps (above *bound2,
  * a few) under ties (fp_peak_cuts_group): pairs that every plan of that
  * traffic groups, since the traffic bound with the pair declared
- * unfusible exceeds it, tested within time_s seconds.  FP_ENOMEM, an
- * evaluation or a graph-building error (then *bound2 is as valid as
- * before). */
+ * unfusible exceeds it, tested within time_s seconds.  Then, while the
+ * gap is above prm->gap2, the min cuts at the few nodes of highest figure
+ * with the forced pairs they split tied (fp_peak_cuts_tied), and a case
+ * split on the order of the nodes around the plan's peak
+ * (solver_order_peak_bound).  FP_ENOMEM, an evaluation or a
+ * graph-building error (then *bound2 is as valid as before). */
 fp_status solver_forced_peak_bound(const fp_graph *g, const fp_ilp_params *prm,
                                    const fp_plan *plan, const fp_metrics *m,
                                    double time_s, double *bound2,

@@ -448,6 +448,31 @@ START_TEST(peak_bound_h) {
   EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, start, -1, &out, ERR));
   EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, bad, 1, &out, ERR));
   EXPECT_EARG(fp_peak_group_bounds(g, 0, nodes, start, 2, &out, ERR));
+  fp_peak_cuts *h = NULL;
+  fp_peak_tie tie = {0, 99};
+  int8_t place[3] = {0}; /* one per node of the 3-node chain */
+  EXPECT_EARG(fp_peak_cuts_create(NULL, 0, &h, ERR));
+  EXPECT_EARG(fp_peak_cuts_create(o, 0, &h, ERR));
+  EXPECT_EARG(fp_peak_cuts_create(g, 0, NULL, ERR));
+  ck_assert_ptr_null(h);
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, &h, NULL), FP_OK);
+  EXPECT_EARG(fp_peak_cuts_tied(NULL, nodes, 1, NULL, 0, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, NULL, 1, NULL, 0, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 1, NULL, 0, NULL, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 0, NULL, 0, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 2, NULL, 0, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 1, NULL, 1, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 1, &tie, 1, &out, NULL, ERR));
+  EXPECT_EARG(fp_peak_cuts_tied(h, nodes, 1, NULL, -1, &out, NULL, ERR));
+  EXPECT_EARG(
+      fp_peak_cuts_placed(NULL, nodes, 1, NULL, 0, place, &out, NULL, ERR));
+  EXPECT_EARG(
+      fp_peak_cuts_placed(h, nodes, 1, &tie, 1, place, &out, NULL, ERR));
+  ck_assert_int_eq(
+      fp_peak_cuts_placed(h, nodes, 1, NULL, 0, place, &out, NULL, NULL),
+      FP_OK);
+  fp_peak_cuts_destroy(h);
+  fp_peak_cuts_destroy(NULL); /* a no-op */
   ck_assert_uint_eq(fp_inplace_step_cap(NULL, 0), 0);
   ck_assert_uint_eq(fp_inplace_step_cap(g, -1), 0); /* no pairs */
   fp_peak_test_far_rule(-7);                        /* any int: nonzero is on */

@@ -40,7 +40,7 @@ typedef struct enum_state {
   int32_t faces, gains, tight, plans;
   uint64_t structural;
   fp_peak_cuts *pc; /* the tie test's cuts */
-  tu_rng rng;       /* which of a plan's pairs the tie test ties */
+  tu_rng rng;       /* which pairs the tie test ties; check_ties' places */
 } enum_state;
 
 /* Builds E->p from E->order and evaluates it; visits it when legal. */
@@ -150,20 +150,33 @@ static void check_groups(enum_state *E, const fp_plan *p, const fp_metrics *m) {
   free(start);
 }
 
-START_TEST(group_bound_below_every_plan_with_the_group) {
-  int32_t gains = 0, plans = 0;
+/* Visits every legal plan of 120 random tiny graphs (seeds from loop and
+ * mul); *gains counts the graphs where a visit gained, *plans the plans,
+ * *placed the graphs where placements raised a tied cut. */
+static void visit_tiny_graphs(int loop, uint64_t mul,
+                              void (*visit)(enum_state *, const fp_plan *,
+                                            const fp_metrics *),
+                              int32_t *gains, int32_t *plans, int32_t *placed) {
+  *gains = *plans = *placed = 0;
   for (int i = 0; i < 120; i++) {
-    tu_rng r = {(uint64_t)(_i * 1000 + i) * 2654435761u + 11};
+    tu_rng r = {(uint64_t)(loop * 1000 + i) * mul + 11};
     fp_graph *g = tiny_graph(&r, i);
     enum_state E;
     memset(&E, 0, sizeof E);
     ck_assert_int_eq(fp_peak_bound(g, 0, 0, &E.structural, NULL), FP_OK);
-    E.visit = check_groups;
+    E.visit = visit;
+    E.rng = r;
     enumerate(&E, g);
-    gains += E.gains > 0;
-    plans += E.plans;
+    *gains += E.gains > 0;
+    *plans += E.plans;
+    *placed += E.tight > 0;
     fp_graph_destroy(g);
   }
+}
+
+START_TEST(group_bound_below_every_plan_with_the_group) {
+  int32_t gains, plans, placed;
+  visit_tiny_graphs(_i, 2654435761u, check_groups, &gains, &plans, &placed);
   ck_assert_int_gt(plans, 1000);
   ck_assert_msg(gains > 10, "above the peak bound on %d graphs", gains);
 }
@@ -182,7 +195,8 @@ static void random_ties(enum_state *E, const fp_plan *p, int32_t *tie) {
 
 /* Under ties the plan keeps, the min cut at each node and at each of its
  * groups stays at or under its peak. */
-static void check_ties(enum_state *E, const fp_plan *p, const fp_metrics *m) {
+static void check_class_ties(enum_state *E, const fp_plan *p,
+                             const fp_metrics *m) {
   int32_t tie[MAXN];
   random_ties(E, p, tie);
   for (int32_t x = 0; x < E->n; x++) {
@@ -213,9 +227,9 @@ START_TEST(tied_cut_below_every_plan_with_the_ties) {
     enum_state E;
     memset(&E, 0, sizeof E);
     E.rng = (tu_rng){(uint64_t)i * 3266489917u + 1};
-    E.pc = fp_peak_cuts_create(g, 0, NULL);
+    ck_assert_int_eq(fp_peak_cuts_create(g, 0, &E.pc, NULL), FP_OK);
     ck_assert_ptr_nonnull(E.pc);
-    E.visit = check_ties;
+    E.visit = check_class_ties;
     enumerate(&E, g);
     gains += E.gains > 0;
     plans += E.plans;
@@ -329,11 +343,12 @@ START_TEST(group_cap_leaves_out_takeovers_inside_the_group) {
 }
 END_TEST
 
-/* The cuts handle: bad arguments are FP_EARG, destroy(NULL) is a no-op,
- * and the order it answers is the graph's. */
-START_TEST(peak_cuts_arguments) {
+/* fp_peak_cuts_group and _precedes: bad arguments are FP_EARG,
+ * destroy(NULL) is a no-op, and the order it answers is the graph's. */
+START_TEST(peak_cuts_group_arguments) {
   fp_graph *g = tu_chain_graph(3, 100);
-  fp_peak_cuts *pc = fp_peak_cuts_create(g, 0, NULL);
+  fp_peak_cuts *pc = NULL;
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, &pc, NULL), FP_OK);
   int32_t x = 1, bad = 3, tie[3] = {0, 0, 2};
   uint64_t out = 0;
   fp_error err;
@@ -349,6 +364,201 @@ START_TEST(peak_cuts_arguments) {
   ck_assert(fp_peak_cuts_precedes(pc, 1, 1));
   ck_assert(!fp_peak_cuts_precedes(pc, 2, 0));
   fp_peak_cuts_destroy(pc);
+  fp_peak_cuts_destroy(NULL);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Each tied cut bounds the plan's own peak when the plan runs the ties'
+ * nodes at one step: at every node x (or x's whole group), with pairs
+ * of the plan's groups as ties (every pair, or one pair per group). */
+static void check_ties(enum_state *E, const fp_plan *p, const fp_metrics *m) {
+  int32_t n = E->n, nt = 0, step[MAXN];
+  fp_peak_tie ties[MAXN * MAXN];
+  tu_plan_steps(p, step);
+  for (int32_t u = 0; u < n; u++)
+    for (int32_t v = u + 1; v < n; v++)
+      if (step[u] == step[v] && (E->plans % 2 || v == u + 1))
+        ties[nt++] = (fp_peak_tie){v, u};
+  fp_peak_cuts *h;
+  ck_assert_int_eq(fp_peak_cuts_create(E->g, 0, &h, NULL), FP_OK);
+  for (int32_t x = 0; x < n; x++) {
+    int32_t m_x;
+    const int32_t *grp = fp_plan_group(p, step[x], &m_x);
+    uint64_t plain, tied;
+    int8_t side[MAXN];
+    bool whole = E->plans % 3 == 0;
+    ck_assert_int_eq(fp_peak_cuts_tied(h, whole ? grp : &x, whole ? m_x : 1,
+                                       NULL, 0, &plain, NULL, NULL),
+                     FP_OK);
+    ck_assert_int_eq(fp_peak_cuts_tied(h, whole ? grp : &x, whole ? m_x : 1,
+                                       ties, nt, &tied, side, NULL),
+                     FP_OK);
+    ck_assert_msg(tied <= m->peak_bytes, "node %d: tied %llu over peak %llu", x,
+                  (unsigned long long)tied, (unsigned long long)m->peak_bytes);
+    ck_assert_int_eq(side[x], FP_PEAK_IN);
+    E->gains += tied > plain;
+    /* some nodes placed on their side of x's step in this plan (at it:
+     * either side) */
+    int8_t place[MAXN];
+    uint64_t placed, bits = tu_next(&E->rng);
+    for (int32_t v = 0; v < n; v++)
+      place[v] = !(bits >> (2 * v) & 1)    ? 0
+                 : step[v] < step[x]       ? FP_PEAK_BEFORE
+                 : step[v] > step[x]       ? FP_PEAK_AFTER
+                 : bits >> (2 * v + 1) & 1 ? FP_PEAK_BEFORE
+                                           : FP_PEAK_AFTER;
+    ck_assert_int_eq(fp_peak_cuts_placed(h, whole ? grp : &x, whole ? m_x : 1,
+                                         ties, nt, place, &placed, NULL, NULL),
+                     FP_OK);
+    ck_assert_msg(
+        placed <= m->peak_bytes, "node %d: placed %llu over peak %llu", x,
+        (unsigned long long)placed, (unsigned long long)m->peak_bytes);
+    E->tight += placed > tied;
+  }
+  E->plans++;
+  fp_peak_cuts_destroy(h);
+}
+
+START_TEST(tied_cut_below_every_plan_with_its_ties) {
+  int32_t gains, plans, placed;
+  visit_tiny_graphs(_i, 2246822519u, check_ties, &gains, &plans, &placed);
+  ck_assert_int_gt(plans, 1000);
+  ck_assert_msg(gains > 10, "ties raise the cut on %d graphs", gains);
+  ck_assert_msg(placed > 10, "placements raise it on %d graphs", placed);
+}
+END_TEST
+
+/* r and p fuse; q, an extern, reads r's s and the input x.  Apart, p
+ * would read s again (+100 bytes), so every plan of least traffic groups
+ * r with p, before q: at q's step x, s, o and y are live (2200).  The
+ * plain cut at q runs p after it (no o: 2100); tied to r, an ancestor of
+ * q, p runs before (mobilenetv3_large_100.bwd's op11, tied to op10). */
+static const char tie_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'tie',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
+    "   'freeable': true}, {'name': 's', 'bytes': 100},"
+    "  {'name': 'o', 'bytes': 100}, {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'r', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['x'],"
+    "   'writes': ['s']},"
+    "  {'name': 'p', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['s'],"
+    "   'writes': ['o']},"
+    "  {'name': 'q', 'kind': 'extern', 'reads': ['x', 's'],"
+    "   'writes': ['y']}],"
+    " 'outputs': ['o', 'y']}";
+
+START_TEST(tie_keeps_a_fused_partner_before_the_step) {
+  fp_graph *g = tu_graph(tie_json);
+  fp_peak_cuts *h;
+  int32_t q = 2;
+  uint64_t plain, tied;
+  int8_t side[3];
+  fp_peak_tie tie = {1, 0};
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, &h, NULL), FP_OK);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &q, 1, NULL, 0, &plain, side, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(plain, 2100);
+  ck_assert_int_eq(side[1], FP_PEAK_AFTER);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &q, 1, &tie, 1, &tied, side, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(tied, 2200);
+  ck_assert_int_eq(side[1], FP_PEAK_BEFORE);
+  /* tied to q itself, p joins q's group: o is written at q's step */
+  tie = (fp_peak_tie){1, 2};
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &q, 1, &tie, 1, &tied, side, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(tied, 2200);
+  ck_assert_int_eq(side[1], FP_PEAK_IN);
+  /* the solver proves the tie and reaches the least peak of least traffic */
+  fp_plan *p = tu_plan(g, "r p | q");
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_uint_eq(m.peak_bytes, 2200);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  double b = NAN;
+  ck_assert_int_eq(solver_forced_peak_bound(g, &prm, p, &m, 5.0, &b, NULL),
+                   FP_OK);
+  ck_assert_double_eq(b, 2200);
+  fp_plan_destroy(p);
+  fp_peak_cuts_destroy(h);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* Externs only (every plan moves the same traffic): a writes b, read by
+ * r (a 4-byte output), c and nothing else; c writes d for the output e.
+ * The least peak is 74 (a r c d, or a c r d: b, o and d live at one
+ * step).  The cut at c runs r after it (70); a plan that does so keeps
+ * b live while d, or e, is (volo_d1_224.bwd's op2 after op4): the split
+ * on r against c, then r against d, proves 74. */
+static const char order_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'order',"
+    " 'buffers': [{'name': 'x', 'bytes': 10, 'input': true,"
+    "   'freeable': true}, {'name': 'b', 'bytes': 50},"
+    "  {'name': 'o', 'bytes': 4}, {'name': 'd', 'bytes': 20},"
+    "  {'name': 'e', 'bytes': 5}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'extern', 'reads': ['x'], 'writes': ['b']},"
+    "  {'name': 'r', 'kind': 'extern', 'reads': ['b'], 'writes': ['o']},"
+    "  {'name': 'c', 'kind': 'extern', 'reads': ['b'], 'writes': ['d']},"
+    "  {'name': 'd', 'kind': 'extern', 'reads': ['d'], 'writes': ['e']}],"
+    " 'outputs': ['o', 'e']}";
+
+START_TEST(order_split_proves_an_early_output) {
+  fp_graph *g = tu_graph(order_json);
+  enum_state E;
+  memset(&E, 0, sizeof E);
+  E.limit = UINT64_MAX;
+  E.best_traffic = E.best_peak = UINT64_MAX;
+  E.visit = find_optimum;
+  enumerate(&E, g);
+  ck_assert_uint_eq(E.best_peak, 74);
+  uint64_t structural;
+  ck_assert_int_eq(fp_peak_bound(g, 0, 0, &structural, NULL), FP_OK);
+  ck_assert_uint_eq(structural, 70);
+  fp_plan *p = tu_plan(g, "a | r | c | d");
+  fp_metrics m = tu_eval(g, p);
+  ck_assert_uint_eq(m.peak_bytes, 74);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm);
+  double b = NAN;
+  ck_assert_int_eq(solver_forced_peak_bound(g, &prm, p, &m, 5.0, &b, NULL),
+                   FP_OK);
+  ck_assert_double_eq(b, 74);
+  fp_plan_destroy(p);
+  fp_graph_destroy(g);
+}
+END_TEST
+
+/* fp_peak_cuts: bad arguments are FP_EARG; destroy(NULL) is a no-op. */
+START_TEST(peak_cuts_arguments) {
+  fp_graph *g = tu_chain_graph(3, 100);
+  fp_peak_cuts *h;
+  int32_t x = 0, bad = 3;
+  uint64_t out;
+  fp_peak_tie tie = {0, 7};
+  fp_error err;
+  ck_assert_int_eq(fp_peak_cuts_create(NULL, 0, &h, &err), FP_EARG);
+  ck_assert_ptr_null(h);
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, NULL, &err), FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, &h, &err), FP_OK);
+  ck_assert_int_eq(fp_peak_cuts_tied(NULL, &x, 1, NULL, 0, &out, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &x, 1, NULL, 0, NULL, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &x, 0, NULL, 0, &out, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &bad, 1, NULL, 0, &out, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &x, 1, &tie, 1, &out, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &x, 1, NULL, 1, &out, NULL, &err),
+                   FP_EARG);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &x, 1, NULL, 0, &out, NULL, &err),
+                   FP_OK);
+  ck_assert_uint_ge(out, fp_graph_resident_bytes(g));
+  fp_peak_cuts_destroy(h);
   fp_peak_cuts_destroy(NULL);
   fp_graph_destroy(g);
 }
@@ -382,8 +592,12 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, forced_bound_below_lexicographic_optimum, 0, 2);
   tcase_add_loop_test(tc, tied_cut_below_every_plan_with_the_ties, 0, 2);
   tcase_add_test(tc, group_bound_arguments);
-  tcase_add_test(tc, peak_cuts_arguments);
+  tcase_add_test(tc, peak_cuts_group_arguments);
   tcase_add_test(tc, group_cap_leaves_out_takeovers_inside_the_group);
+  tcase_add_loop_test(tc, tied_cut_below_every_plan_with_its_ties, 0, 2);
+  tcase_add_test(tc, tie_keeps_a_fused_partner_before_the_step);
+  tcase_add_test(tc, peak_cuts_arguments);
+  tcase_add_test(tc, order_split_proves_an_early_output);
   suite_add_tcase(s, tc);
   return s;
 }
