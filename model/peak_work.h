@@ -1,6 +1,7 @@
 /*
  * peak_work.h -- the order relations and min cuts of the peak bound
- * (peak_bound.c), shared with the cuts at whole groups of peak_group.c.
+ * (peak_bound.c), shared with the cuts at whole groups of peak_group.c
+ * and the pairs under a peak limit of peak_pairs.c.
  * Private to model/.
  */
 #ifndef FP_PEAK_WORK_H
@@ -24,6 +25,23 @@ typedef struct pb_work {
   int32_t *pred;    /* pred[pstart[x] .. pstart[x + 1]) */
   bool *apart;      /* apart[i]: pred[i] never shares x's group */
 } pb_work;
+
+/* Work (network sizes and edge visits) for the min cuts of one bound, and
+ * the largest graph_size that gets them (the largest corpus graph,
+ * volo_d1_224.bwd, is 2.1e6; on a 3,000-node graph the cuts would double
+ * the bound's time, which short solves cannot spare). */
+#define PB_CUT_BUDGET 10000000.0
+#define PB_MAX_CUT_SIZE 3000000.0
+
+/* Sets bit c of row r. */
+static inline void set_bit(uint64_t *rows, size_t words, int32_t r, int32_t c) {
+  rows[(size_t)r * words + (size_t)c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+/* a - b, or 0 when b > a. */
+static inline uint64_t pb_sub_cap(uint64_t a, uint64_t b) {
+  return a > b ? a - b : 0;
+}
 
 /* Bit c of row r. */
 static inline bool bit(const uint64_t *rows, size_t words, int32_t r,
@@ -77,7 +95,38 @@ fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
                        const int8_t *side, const int32_t *tie, int8_t *out_side,
                        uint64_t resident, uint64_t *out, fp_error *err);
 
+/* A node and its cut-rule figure, for ordering nodes by it. */
+typedef struct node_val {
+  uint64_t val;
+  int32_t node;
+} node_val;
+
+/* Descending figure, then ascending node (a total order), for qsort. */
+int pb_cmp_node_val(const void *a, const void *b);
+
 /* Descending order of uint64_t, for qsort. */
 int pb_cmp_u64_desc(const void *a, const void *b);
+
+/* The nodes x at whose step buf is live in every plan, as the bits of
+ * row: words [*lo, *hi) are written, the others are not touched; *lo ==
+ * *hi when the set is empty. */
+void pb_live_set(const pb_work *W, const fp_buffer *buf, uint64_t *row,
+                 size_t *lo, size_t *hi);
+
+/* nodes x (nodes + buffers + reads): what one pass over every node's
+ * min-cut network costs to build (compare PB_MAX_CUT_SIZE). */
+double pb_graph_size(const fp_graph *g);
+
+/* What node v's own in-place pairs can save at its step: the distinct
+ * buffers they write, of the pairs that may ever apply. */
+uint64_t pb_node_inplace_cap(const fp_graph *g, int32_t v);
+
+/* pb_cut_bound with no placement or ties, where node y (-1: none),
+ * neither an ancestor nor a descendant of G, runs at or before G's step
+ * (strictly after it when late) with its producers (consumers); adds the
+ * cut's work to *work.  FP_ENOMEM. */
+fp_status pb_cut_forced(const pb_work *W, const int32_t *grp, int32_t ng,
+                        int32_t y, bool late, uint64_t resident, uint64_t *out,
+                        double *work, fp_error *err);
 
 #endif /* FP_PEAK_WORK_H */
