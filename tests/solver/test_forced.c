@@ -486,6 +486,48 @@ START_TEST(tie_keeps_a_fused_partner_before_the_step) {
 }
 END_TEST
 
+/* a and b are free at the extern q's step (no path to or from q).  Alone,
+ * the cut at q runs a before it (the input i is freed for a 1-byte
+ * output) and b after it (its output o is not yet written): x, y and r
+ * live, 2001.  Tied, a and b run at one step, so one side holds both:
+ * before, r and o (2101); after, i (2100).  Neither is tied to a node
+ * with a side, so only the network's tie edges keep them together. */
+static const char free_tie_json[] =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'free_tie',"
+    " 'buffers': [{'name': 'x', 'bytes': 1000, 'input': true,"
+    "   'freeable': true}, {'name': 'i', 'bytes': 100, 'input': true,"
+    "   'freeable': true}, {'name': 'r', 'bytes': 1},"
+    "  {'name': 'o', 'bytes': 100}, {'name': 'y', 'bytes': 1000}],"
+    " 'nodes': ["
+    "  {'name': 'a', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['i'],"
+    "   'writes': ['r']},"
+    "  {'name': 'b', 'kind': 'pointwise', 'iter': [25, 1], 'reads': ['x'],"
+    "   'writes': ['o']},"
+    "  {'name': 'q', 'kind': 'extern', 'reads': ['x'], 'writes': ['y']}],"
+    " 'outputs': ['r', 'o', 'y']}";
+
+START_TEST(tie_keeps_two_free_nodes_on_one_side) {
+  fp_graph *g = tu_graph(free_tie_json);
+  fp_peak_cuts *h;
+  int32_t q = 2;
+  uint64_t plain, tied;
+  int8_t side[3];
+  fp_peak_tie tie = {0, 1};
+  ck_assert_int_eq(fp_peak_cuts_create(g, 0, &h, NULL), FP_OK);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &q, 1, NULL, 0, &plain, side, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(plain, 2001);
+  ck_assert_int_eq(side[0], FP_PEAK_BEFORE);
+  ck_assert_int_eq(side[1], FP_PEAK_AFTER);
+  ck_assert_int_eq(fp_peak_cuts_tied(h, &q, 1, &tie, 1, &tied, side, NULL),
+                   FP_OK);
+  ck_assert_uint_eq(tied, 2100);
+  ck_assert_int_eq(side[0], side[1]);
+  fp_peak_cuts_destroy(h);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 /* Externs only (every plan moves the same traffic): a writes b, read by
  * r (a 4-byte output), c and nothing else; c writes d for the output e.
  * The least peak is 74 (a r c d, or a c r d: b, o and d live at one
@@ -596,6 +638,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, group_cap_leaves_out_takeovers_inside_the_group);
   tcase_add_loop_test(tc, tied_cut_below_every_plan_with_its_ties, 0, 2);
   tcase_add_test(tc, tie_keeps_a_fused_partner_before_the_step);
+  tcase_add_test(tc, tie_keeps_two_free_nodes_on_one_side);
   tcase_add_test(tc, peak_cuts_arguments);
   tcase_add_test(tc, order_split_proves_an_early_output);
   suite_add_tcase(s, tc);
