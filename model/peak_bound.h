@@ -95,7 +95,7 @@ fp_status fp_peak_cuts_placed(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
 uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size);
 
 /* Pairs of nodes that no legal plan with peak <= limit puts in one group
- * (peak_bound.c, "pairs that no plan under a peak limit groups"), found by
+ * (peak_pairs.c), found by
  * the per-node rule and repeated on the restricted graph until nothing new
  * turns up (a few rounds at most).  On a graph with in-place pairs each
  * figure gives up what takeovers may save at its step.  Sets *out to a
