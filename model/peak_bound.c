@@ -449,6 +449,7 @@ typedef struct cut_work {
   int32_t ng;
   int32_t forced;    /* a free node forced to one side (far pairs), or -1 */
   int8_t forced_cls; /* CLS_BEFORE or CLS_AFTER */
+  bool forced_apart; /* the forced node and its producers never at s */
   int8_t *cls;       /* node -> CLS_* */
   bool *apart;       /* node -> never in G's group (never at step s) */
   int32_t *vid;      /* free node -> flow vertex */
@@ -501,10 +502,12 @@ static void cut_classify(cut_work *C) {
   if (y < 0 || C->cls[y] != CLS_FREE)
     return;
   C->cls[y] = C->forced_cls;
+  C->apart[y] |= C->forced_apart;
   for (int32_t v = 0; v < W->n; v++)
-    if (C->cls[v] == CLS_FREE &&
-        bit(C->forced_cls == CLS_BEFORE ? W->anc : W->desc, W->words, y, v))
-      C->cls[v] = C->forced_cls;
+    if (bit(C->forced_cls == CLS_BEFORE ? W->anc : W->desc, W->words, y, v)) {
+      C->cls[v] = C->cls[v] == CLS_FREE ? C->forced_cls : C->cls[v];
+      C->apart[v] |= C->forced_apart; /* runs no later than y */
+    }
 }
 
 /* Adds bytes to what writer w makes live: fixed when w is at or before s
@@ -605,14 +608,108 @@ static int cut_closure(cut_work *C) {
   return 0;
 }
 
+static bool inplace_may_apply(const fp_graph *g, fp_inplace pr);
+
+/* Keeps in C->items[0..*n) only the nodes that read buffer in. */
+static void cut_keep_readers(cut_work *C, const fp_buffer *in, int32_t *n) {
+  int32_t m = 0;
+  for (int32_t i = 0; i < *n; i++)
+    for (int32_t r = 0; r < in->n_readers; r++)
+      if (in->readers[r] == C->items[i]) {
+        C->items[m++] = C->items[i];
+        break;
+      }
+  *n = m;
+}
+
+/* How reader r of an in-place input bears on a takeover at s: -1 when it
+ * always runs after s (the input outlives s: no takeover there), 1 when
+ * it is in G or descends from a member (the cut may count the input),
+ * else 0. */
+static int cut_reader_side(const cut_work *C, int32_t r) {
+  const pb_work *W = C->W;
+  if (strict_vs_group(C, r, 1) ||
+      (C->forced >= 0 && C->forced_cls == CLS_AFTER &&
+       (r == C->forced || bit(W->desc, W->words, C->forced, r))))
+    return -1;
+  for (int32_t i = 0; i < C->ng; i++)
+    if (r == C->grp[i] || bit(W->desc, W->words, C->grp[i], r))
+      return 1;
+  return 0;
+}
+
+/* The takeover refund of buffer o, written by node w at s: o's bytes come
+ * off the count when the free readers of the input i of each pair (i, o)
+ * of w that may apply at s all run before s (a reward item).  A pair
+ * applies at s only where i dies there: no reader of i always runs after
+ * s, the free ones run before s or at it (placed before), and a member
+ * of G that reads i is a fused reader of the pair.  Only pairs
+ * whose i the cut may count (a reader in G or descending from it) are
+ * refunded: otherwise i, live at s with o's bytes, is not counted, which
+ * makes up for o.  The readers common to the refunded pairs are before
+ * whenever one applies, so each takeover is refunded, once (o takes over
+ * one storage).  0, or -1 out of memory. */
+static int cut_refund(cut_work *C, int32_t w, int32_t o) {
+  const fp_graph *g = C->W->g;
+  int32_t m, n = 0;
+  bool any = false;
+  const fp_inplace *pr = fp_graph_inplace(g, w, &m);
+  for (int32_t k = 0; k < m; k++) {
+    const fp_buffer *in = fp_graph_buffer(g, pr[k].read);
+    bool ok = pr[k].write == o && inplace_may_apply(g, pr[k]), counted = false;
+    for (int32_t r = 0; r < in->n_readers && ok; r++) {
+      int32_t rd = in->readers[r];
+      int side = cut_reader_side(C, rd);
+      /* a member of G that reads i at s stops the takeover unless the
+       * pair lets it (a fused reader) */
+      ok = side >= 0 && (rd == w || C->cls[rd] != CLS_GROUP ||
+                         fp_graph_inplace_fused_reader(g, w, k, rd));
+      counted |= side > 0;
+    }
+    if (!ok || !counted)
+      continue;
+    if (any)
+      cut_keep_readers(C, in, &n);
+    else
+      for (int32_t r = 0; r < in->n_readers; r++)
+        if (C->cls[in->readers[r]] == CLS_FREE)
+          C->items[n++] = in->readers[r];
+    any = true;
+  }
+  return any ? cut_reward(C, fp_graph_buffer(g, o)->bytes, n) : 0;
+}
+
+/* The refunds of every buffer a node of takers (those that may run at s)
+ * writes through an in-place pair: a takeover saves its output's bytes
+ * at its writer's step and nowhere else, so the least count less the
+ * refunds is at most what is live at s after takeovers.  0, or -1 out of
+ * memory. */
+static int cut_refunds(cut_work *C, const uint8_t *takers) {
+  for (int32_t w = 0; w < C->W->n; w++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(C->W->g, w, &m);
+    for (int32_t k = 0; k < m && takers[w]; k++) {
+      bool seen = false; /* each output once */
+      for (int32_t j = 0; j < k && !seen; j++)
+        seen = pr[j].write == pr[k].write;
+      if (!seen && cut_refund(C, w, pr[k].write) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
 /* A node forced to one side of the step (far pairs): at or before it, or
  * strictly after it; node -1 for none. */
 typedef struct cut_force {
   int32_t node;
   bool late;
+  bool strict;           /* before: strictly before the step, with its
+                            producers */
+  const uint8_t *takers; /* per node: its takeovers may save at the step
+                            (cut_refunds; NULL: none) */
 } cut_force;
 
-static const cut_force no_force = {-1, false};
+static const cut_force no_force = {-1, false, false, NULL};
 
 /* Resident bytes plus the least that is live at the step of G's group
  * over every placement of the other nodes: a bound on the peak of every
@@ -628,6 +725,7 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
   memset(&C, 0, sizeof C);
   C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node;
   C.forced_cls = force.late ? CLS_AFTER : CLS_BEFORE;
+  C.forced_apart = force.strict && !force.late;
   C.cls = malloc((size_t)n + 1);
   C.apart = malloc(((size_t)n + 1) * sizeof *C.apart);
   C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
@@ -644,7 +742,8 @@ static fp_status step_cut_bound(const pb_work *W, const int32_t *grp,
   for (int32_t b = 0; b < nb; b++)
     if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
       goto oom;
-  if (cut_closure(&C) != 0)
+  if ((force.takers && cut_refunds(&C, force.takers) != 0) ||
+      cut_closure(&C) != 0)
     goto oom;
   /* fixed - (rewards - cut): the least live bytes, never negative */
   int64_t least = (int64_t)C.fixed - C.rewards + fp_flow_max(C.f, 0, 1);
@@ -1350,12 +1449,29 @@ static bool pc_partner(const pb_work *W, int32_t x, int32_t z, bool late) {
               : z == x || bit(W->anc, W->words, x, z);
 }
 
+/* The sides of a far pair: y never at or before the step (PC_EARLY),
+ * never after it (PC_LATE), or never strictly before it (PC_STRICT: then
+ * its partners are the nodes always strictly before a member). */
+enum { PC_EARLY, PC_LATE, PC_STRICT };
+
+/* pc_partner for a group G (every member at one step) and a side: a
+ * partner of any member. */
+static bool pc_group_partner(const pb_work *W, const int32_t *grp, int32_t ng,
+                             int32_t z, int side) {
+  for (int32_t i = 0; i < ng; i++)
+    if (side == PC_STRICT ? bit(W->strict, W->words, z, grp[i])
+                          : pc_partner(W, grp[i], z, side == PC_LATE))
+      return true;
+  return false;
+}
+
 /* The pairs (y, z) of the second rule once y is known never to run on
- * the side of step(x) that late names: partners z (pc_partner) that share
+ * the side of the step of group G (grp[0..ng): {x} for the scan) that
+ * side names (PC_*): partners z (pc_group_partner) that share
  * a buffer with y and may share its group.  With found == false only
  * counts them.  The count, or -1 out of memory. */
-static int32_t pc_far_pairs(pc_scan *P, int32_t x, int32_t y, bool late,
-                            bool found, uint64_t bytes) {
+static int32_t pc_far_pairs(pc_scan *P, const int32_t *grp, int32_t ng,
+                            int32_t y, int side, bool found, uint64_t bytes) {
   const fp_graph *g = P->W.g;
   const fp_node *nd = fp_graph_node(g, y);
   int32_t gen = ++P->gen, count = 0;
@@ -1368,7 +1484,7 @@ static int32_t pc_far_pairs(pc_scan *P, int32_t x, int32_t y, bool late,
       if (z < 0 || z == y || P->mark[z] == gen)
         continue;
       P->mark[z] = gen;
-      if (!pc_partner(&P->W, x, z, late) || !may_share(&P->W, y, z))
+      if (!pc_group_partner(&P->W, grp, ng, z, side) || !may_share(&P->W, y, z))
         continue;
       count++;
       if (found && pc_push(&P->found, y, z, bytes) != 0)
@@ -1385,15 +1501,15 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
   for (int32_t y = 0; y < P->W.n && *work < PC_FAR_BUDGET; y++)
     for (int side = 0; side < 2 && pc_free_of(&P->W, x, y); side++) {
       bool late = side == 1;
-      if (pc_far_pairs(P, x, y, late, false, 0) == 0)
+      if (pc_far_pairs(P, &x, 1, y, late, false, 0) == 0)
         continue;
-      cut_force f = {y, late};
+      cut_force f = {y, late, false, NULL};
       uint64_t lb;
       if (step_cut_bound(&P->W, &x, 1, f, P->resident, &lb, work, NULL) !=
           FP_OK)
         return -1;
       lb = sub_cap(lb, P->capx[x]);
-      if (lb > P->limit && pc_far_pairs(P, x, y, late, true, lb) < 0)
+      if (lb > P->limit && pc_far_pairs(P, &x, 1, y, late, true, lb) < 0)
         return -1;
     }
   return 0;
@@ -1523,5 +1639,213 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
     *out = owned;
   else
     fp_graph_destroy(owned);
+  return st;
+}
+
+/* ---- the far rule at a forced group ------------------------------------
+ *
+ * The far rule above fixes G = {x}; a caller that branches on a fusion
+ * (solver/bound/branch.c) knows more: every plan of its branch puts G
+ * in one group.  The min cut at G bounds their peak, so over the limit
+ * the branch holds no plan; and a node y free of G whose forced placement
+ * overfills G's step is kept from the partners that would put it there,
+ * exactly as for {x}, with the partners of any member of G. */
+
+/* Whether y is neither in G nor an ancestor or descendant of a member. */
+static bool pc_free_of_group(const pb_work *W, const int32_t *grp, int32_t ng,
+                             int32_t y) {
+  for (int32_t i = 0; i < ng; i++)
+    if (!pc_free_of(W, grp[i], y))
+      return false;
+  return true;
+}
+
+/* Marks in takers (zeroed here) the nodes that may run at G's step: its
+ * members and the nodes that may join each member, not `gone` or its
+ * producers (forced strictly before the step; -1 for none). */
+static void pc_group_takers(const pc_scan *P, const int32_t *grp, int32_t ng,
+                            int32_t gone, uint8_t *takers) {
+  const pb_work *W = &P->W;
+  for (int32_t w = 0; w < W->n; w++) {
+    bool member = false, at = true;
+    for (int32_t i = 0; i < ng; i++) {
+      member |= w == grp[i];
+      at &= w == grp[i] || pc_may_join(W, w, grp[i]);
+    }
+    takers[w] =
+        member ||
+        (at && (gone < 0 || (w != gone && !bit(W->anc, W->words, gone, w))));
+  }
+}
+
+/* What is live at G's step after takeovers, at least, with force: the
+ * larger of the min cut less the cap and the min cut with the refunds of
+ * the nodes that may run at the step (cut_refunds; takers: scratch).
+ * FP_ENOMEM. */
+static fp_status pc_group_cut(pc_scan *P, const int32_t *grp, int32_t ng,
+                              cut_force f, uint64_t cap, uint8_t *takers,
+                              uint64_t *out, double *work) {
+  uint64_t lb, lb2 = 0;
+  fp_status st =
+      step_cut_bound(&P->W, grp, ng, f, P->resident, &lb, work, NULL);
+  bool gone = f.node >= 0 && f.strict && !f.late;
+  pc_group_takers(P, grp, ng, gone ? f.node : -1, takers);
+  f.takers = takers;
+  if (st == FP_OK && cap > 0)
+    st = step_cut_bound(&P->W, grp, ng, f, P->resident, &lb2, work, NULL);
+  lb = sub_cap(lb, cap);
+  *out = lb > lb2 ? lb : lb2;
+  return st;
+}
+
+/* The far rule at G on P (built): its pairs into P->found, *none when G's
+ * own figure is over the limit.  0, or -1 out of memory. */
+static int pc_far_group(pc_scan *P, const int32_t *grp, int32_t ng,
+                        uint8_t *takers, bool *none) {
+  uint64_t cap = UINT64_MAX, lb;
+  double work = 0;
+  for (int32_t i = 0; i < ng; i++)
+    for (int32_t j = 0; j < ng; j++)
+      if (bit(P->W.strict, P->W.words, grp[i], grp[j]))
+        return (*none = true), 0; /* never at one step */
+  for (int32_t i = 0; i < ng; i++)
+    cap = P->capx[grp[i]] < cap ? P->capx[grp[i]] : cap;
+  if (pc_group_cut(P, grp, ng, no_force, cap, takers, &lb, &work) != FP_OK)
+    return -1;
+  if ((*none = lb > P->limit))
+    return 0;
+  for (int32_t y = 0; y < P->W.n && work < PC_FAR_BUDGET; y++)
+    for (int side = 0; side < 3 && pc_free_of_group(&P->W, grp, ng, y);
+         side++) {
+      if (pc_far_pairs(P, grp, ng, y, side, false, 0) == 0)
+        continue;
+      cut_force f = {y, side == PC_LATE, side == PC_STRICT, NULL};
+      if (pc_group_cut(P, grp, ng, f, cap, takers, &lb, &work) != FP_OK)
+        return -1;
+      if (lb > P->limit && pc_far_pairs(P, grp, ng, y, side, true, lb) < 0)
+        return -1;
+    }
+  P->work += work;
+  return 0;
+}
+
+/* Contracts P's order for the plans that put G in one group, at step s:
+ * a node at or before a member (G and its ancestors, A) is at or before
+ * every member and every node after one (G and their descendants, D);
+ * one always before a member is always before D; one always after a member
+ * is always after A.  The min cuts and far pairs stay valid for those
+ * plans, and see the order the group imposes.  0, or -1 out of memory. */
+static int pc_contract(pc_scan *P, const int32_t *grp, int32_t ng) {
+  pb_work *W = &P->W;
+  size_t w = W->words;
+  uint64_t *A = calloc(3 * w + 1, sizeof *A), *D = A + w, *S = A + 2 * w;
+  if (!A)
+    return -1;
+  for (int32_t i = 0; i < ng; i++) {
+    set_bit(A, w, 0, grp[i]);
+    set_bit(D, w, 0, grp[i]);
+    for (size_t j = 0; j < w; j++) {
+      A[j] |= W->anc[(size_t)grp[i] * w + j];
+      D[j] |= W->desc[(size_t)grp[i] * w + j];
+      S[j] |= W->strict[(size_t)grp[i] * w + j];
+    }
+  }
+  for (int32_t v = 0; v < W->n; v++) {
+    bool in_a = bit(A, w, 0, v), in_d = bit(D, w, 0, v), before = false;
+    for (int32_t i = 0; i < ng && !before; i++)
+      before = bit(W->strict, w, v, grp[i]);
+    for (size_t j = 0; j < w; j++) {
+      W->desc[(size_t)v * w + j] |= in_a ? D[j] : 0;
+      W->anc[(size_t)v * w + j] |= in_d ? A[j] : 0;
+      W->strict[(size_t)v * w + j] |= (in_a ? S[j] : 0) | (before ? D[j] : 0);
+    }
+    uint64_t self = ~(1ULL << (v % 64)); /* rows leave the node out */
+    W->desc[(size_t)v * w + (size_t)v / 64] &= self;
+    W->anc[(size_t)v * w + (size_t)v / 64] &= self;
+    W->strict[(size_t)v * w + (size_t)v / 64] &= self;
+  }
+  free(A);
+  return 0;
+}
+
+/* The far rule at each single node x not in G, in the contracted order,
+ * within PC_FAR_BUDGET in all: its pairs into P->found; *none when x's
+ * own figure is over the limit (then no plan groups G).  0, or -1 out of
+ * memory. */
+static int pc_far_nodes(pc_scan *P, const int32_t *grp, int32_t ng,
+                        uint8_t *takers, bool *none) {
+  double budget = 0;
+  for (int32_t x = 0; x < P->W.n && budget < PC_FAR_BUDGET && !*none; x++) {
+    bool member = false;
+    for (int32_t i = 0; i < ng; i++)
+      member |= x == grp[i];
+    if (member)
+      continue;
+    double before = P->work;
+    if (pc_far_group(P, &x, 1, takers, none) != 0)
+      return -1;
+    budget += P->work - before + 1;
+  }
+  return 0;
+}
+
+/* Contracts P's order for every group of nodes/start with two nodes or
+ * more, twice over (a contraction may order what an earlier one needs);
+ * *none when some group then holds two nodes never at one step.  0, or -1
+ * out of memory. */
+static int pc_contract_all(pc_scan *P, const int32_t *nodes,
+                           const int32_t *start, int32_t n_groups, bool *none) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < n_groups; i++) {
+      const int32_t *grp = nodes + start[i];
+      int32_t ng = start[i + 1] - start[i];
+      if (ng > 1 && pc_contract(P, grp, ng) != 0)
+        return -1;
+      for (int32_t a = 0; a < ng; a++)
+        for (int32_t b = 0; b < ng; b++)
+          *none |= bit(P->W.strict, P->W.words, grp[a], grp[b]);
+    }
+  return 0;
+}
+
+fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
+                            uint64_t limit, const int32_t *nodes,
+                            const int32_t *start, int32_t n_groups, bool *none,
+                            int32_t **pairs, int32_t *n_pairs, fp_error *err) {
+  const char *fn = "peak group far";
+  if (fp_arg_graph(g, fn, err) != FP_OK ||
+      fp_arg_ptr(none, fn, "none", err) != FP_OK ||
+      fp_arg_ptr(pairs, fn, "pairs", err) != FP_OK ||
+      fp_arg_ptr(n_pairs, fn, "n_pairs", err) != FP_OK ||
+      check_groups(g, nodes, start, n_groups, err) != FP_OK)
+    return FP_EARG;
+  *none = false, *pairs = NULL, *n_pairs = 0;
+  int32_t ng = n_groups > 0 ? start[1] : 0;
+  if (ng < 1 || !node_rule_affordable(g) || graph_size(g) > PB_MAX_CUT_SIZE)
+    return FP_OK;
+  pc_scan P;
+  memset(&P, 0, sizeof P);
+  P.limit = limit;
+  fp_status st = work_build(&P.W, g, max_fusion_size, err);
+  P.nb = fp_graph_buffer_count(g);
+  P.resident = fp_graph_resident_bytes(g);
+  P.mark = calloc((size_t)P.W.n + 1, sizeof *P.mark);
+  uint8_t *takers = calloc((size_t)P.W.n + 1, 1);
+  bool many = ng > 1 || n_groups > 1; /* the order changes */
+  if (st == FP_OK &&
+      (!P.mark || !takers ||
+       pc_contract_all(&P, nodes, start, n_groups, none) != 0 ||
+       pc_caps(&P) != 0 ||
+       (!*none && pc_far_group(&P, nodes, ng, takers, none) != 0) ||
+       (many && !*none && pc_far_nodes(&P, nodes, ng, takers, none) != 0) ||
+       !(*pairs = malloc(2 * ((size_t)P.found.n + 1) * sizeof **pairs))))
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (%s)", fn);
+  for (int32_t i = 0; st == FP_OK && i < P.found.n; i++) {
+    (*pairs)[2 * i] = P.found.p[i].u;
+    (*pairs)[2 * i + 1] = P.found.p[i].v;
+  }
+  *n_pairs = st == FP_OK ? P.found.n : 0;
+  free(takers);
+  pc_free(&P);
   return st;
 }
