@@ -143,8 +143,9 @@ static bool far_checked(const fp_graph *g, const plans *P, uint64_t limit,
 }
 
 /* On 300 random tiny graphs (half with in-place pairs), under the eager
- * peak and one byte under the least peak: the far rule at every pair of
- * nodes that may share a group, alone and with a second pair grouped too,
+ * peak and one byte under it: the far rule at every node, and at every
+ * pair of nodes that may share a group, alone and with a second pair
+ * grouped too,
  * never contradicts a plan that runs the groups as given; it says
  * something on some. */
 START_TEST(far_rule_at_groups_holds_for_every_plan) {
@@ -156,6 +157,10 @@ START_TEST(far_rule_at_groups_holds_for_every_plan) {
     uint64_t limits[2] = {eager_peak(g), eager_peak(g) - 1};
     for (int l = 0; l < 2; l++) {
       plans P = all_plans(g, limits[l]);
+      for (int32_t x = 0; x < n; x++) { /* one node: the branch's first pass */
+        int32_t one[2] = {0, 1};
+        said += far_checked(g, &P, limits[l], &x, one, 1, i);
+      }
       for (int32_t u = 0; u < n; u++)
         for (int32_t v = u + 1; v < n; v++) {
           if (!fp_graph_compatible(g, u, v))
@@ -178,8 +183,8 @@ START_TEST(far_rule_at_groups_holds_for_every_plan) {
 END_TEST
 
 /* On 300 random tiny graphs (half with in-place pairs), under the eager
- * peak and under the least peak of the least-traffic plans when that is
- * lower: handed a plan within the limit, the branch's bound never exceeds
+ * peak and one byte under it: handed the eager plan (the branch takes
+ * its pairs from the clusters' plans), the branch's bound never exceeds
  * the least traffic within it, nor falls below what it was handed; it
  * rises above fp_lower_bound within the limit (the bound without the
  * branch) on some. */
