@@ -1251,6 +1251,12 @@ typedef struct pc_scan {
    * at each node's step (capx: step_caps), the nodes with a saving. */
   uint64_t *cap, *capx, *tmp;
   int32_t *with, np;
+  /* Order facts the far rule proves at forced groups (fp_peak_group_far):
+   * node fy[i] runs after step(fx[i]) (fstrict: strictly), for the nodes
+   * of fact_y; NULL when not wanted. */
+  const uint8_t *fact_y;
+  int32_t *fx, *fy, nf, capf;
+  bool *fstrict;
 } pc_scan;
 
 /* Fills P's in-place caps (all zero on a graph without pairs).  0, or -1
@@ -1561,6 +1567,9 @@ static void pc_free(pc_scan *P) {
   free(P->capx);
   free(P->tmp);
   free(P->with);
+  free(P->fx);
+  free(P->fy);
+  free(P->fstrict);
 }
 
 /* One round on graph g: the conflicting pairs into P->found.  FP_ENOMEM. */
@@ -1698,6 +1707,69 @@ static fp_status pc_group_cut(pc_scan *P, const int32_t *grp, int32_t ng,
   return st;
 }
 
+/* Records what the far rule proved of y at x's step, its side over the
+ * limit, as "fy runs at or after fx" (fstrict: strictly after): y is not
+ * at or before the step (y strictly after x), not strictly before it (y
+ * at or after x), or not after it (x at or after y).  0, or -1 out of
+ * memory. */
+static int pc_fact(pc_scan *P, int32_t x, int32_t y, int side) {
+  if (P->nf == P->capf) {
+    int32_t cap = 2 * P->capf + 16;
+    int32_t *fx = realloc(P->fx, (size_t)cap * sizeof *fx);
+    if (fx)
+      P->fx = fx;
+    int32_t *fy = realloc(P->fy, (size_t)cap * sizeof *fy);
+    if (fy)
+      P->fy = fy;
+    bool *fs = realloc(P->fstrict, (size_t)cap * sizeof *fs);
+    if (fs)
+      P->fstrict = fs;
+    if (!fx || !fy || !fs)
+      return -1;
+    P->capf = cap;
+  }
+  P->fx[P->nf] = side == PC_LATE ? y : x;
+  P->fy[P->nf] = side == PC_LATE ? x : y;
+  P->fstrict[P->nf++] = side == PC_EARLY;
+  return 0;
+}
+
+/* Adds to W's order that b runs at or after a (strictly when strict), and
+ * all it implies: every node at or before a is before every node at or
+ * after b.  *none when it contradicts the order; *changed when it adds
+ * something. */
+static void pc_order(pb_work *W, int32_t a, int32_t b, bool strict, bool *none,
+                     bool *changed) {
+  size_t w = W->words;
+  if (a == b || bit(strict ? W->desc : W->strict, w, b, a)) {
+    *none |= a != b || strict;
+    return;
+  }
+  const uint64_t *db = W->desc + (size_t)b * w, *aa = W->anc + (size_t)a * w;
+  for (int32_t p = 0; p < W->n; p++) {
+    if (p != a && !bit(aa, w, 0, p))
+      continue;
+    uint64_t *dp = W->desc + (size_t)p * w, *sp = W->strict + (size_t)p * w;
+    for (size_t j = 0; j < w; j++) {
+      uint64_t add = db[j] | (j == (size_t)b / 64 ? 1ULL << (b % 64) : 0);
+      *changed |= (dp[j] | add) != dp[j] || (strict && (sp[j] | add) != sp[j]);
+      dp[j] |= add;
+      sp[j] |= strict ? add : 0;
+    }
+  }
+  for (int32_t q = 0; q < W->n; q++) {
+    if (q != b && !bit(db, w, 0, q))
+      continue;
+    uint64_t *aq = W->anc + (size_t)q * w;
+    for (size_t j = 0; j < w; j++)
+      aq[j] |= aa[j] | (j == (size_t)a / 64 ? 1ULL << (a % 64) : 0);
+  }
+  W->desc[(size_t)a * w + (size_t)a / 64] &= ~(1ULL << (a % 64));
+  W->desc[(size_t)b * w + (size_t)b / 64] &= ~(1ULL << (b % 64));
+  W->anc[(size_t)a * w + (size_t)a / 64] &= ~(1ULL << (a % 64));
+  W->anc[(size_t)b * w + (size_t)b / 64] &= ~(1ULL << (b % 64));
+}
+
 /* The far rule at G on P (built): its pairs into P->found, *none when G's
  * own figure is over the limit.  0, or -1 out of memory. */
 static int pc_far_group(pc_scan *P, const int32_t *grp, int32_t ng,
@@ -1717,12 +1789,15 @@ static int pc_far_group(pc_scan *P, const int32_t *grp, int32_t ng,
   for (int32_t y = 0; y < P->W.n && work < PC_FAR_BUDGET; y++)
     for (int side = 0; side < 3 && pc_free_of_group(&P->W, grp, ng, y);
          side++) {
-      if (pc_far_pairs(P, grp, ng, y, side, false, 0) == 0)
+      bool fact = ng == 1 && P->fact_y && P->fact_y[y];
+      if (!fact && pc_far_pairs(P, grp, ng, y, side, false, 0) == 0)
         continue;
       cut_force f = {y, side == PC_LATE, side == PC_STRICT, NULL};
       if (pc_group_cut(P, grp, ng, f, cap, takers, &lb, &work) != FP_OK)
         return -1;
       if (lb > P->limit && pc_far_pairs(P, grp, ng, y, side, true, lb) < 0)
+        return -1;
+      if (lb > P->limit && fact && pc_fact(P, grp[0], y, side) != 0)
         return -1;
     }
   P->work += work;
@@ -1808,6 +1883,34 @@ static int pc_contract_all(pc_scan *P, const int32_t *nodes,
   return 0;
 }
 
+/* Rounds of the far rule at forced groups: each order fact a round
+ * proves (pc_fact) is added to the order, which may make the next round
+ * see more. */
+#define PC_FACT_ROUNDS 3
+
+/* The far rule at the first group and, when the groups constrain the
+ * order (many), at every single node, in rounds while the facts it proves
+ * change the order.  0, or -1 out of memory. */
+static int pc_far_rounds(pc_scan *P, const int32_t *nodes, const int32_t *start,
+                         int32_t n_groups, bool many, uint8_t *takers,
+                         bool *none) {
+  int32_t ng = start[1];
+  for (int round = 0; round < PC_FACT_ROUNDS && !*none; round++) {
+    int32_t nf = P->nf;
+    if (pc_far_group(P, nodes, ng, takers, none) != 0 ||
+        (many && !*none && pc_far_nodes(P, nodes, ng, takers, none) != 0))
+      return -1;
+    bool changed = false;
+    for (int32_t i = nf; i < P->nf && !*none; i++)
+      pc_order(&P->W, P->fx[i], P->fy[i], P->fstrict[i], none, &changed);
+    if (!changed || *none)
+      break;
+    if (pc_contract_all(P, nodes, start, n_groups, none) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
                             uint64_t limit, const int32_t *nodes,
                             const int32_t *start, int32_t n_groups, bool *none,
@@ -1831,15 +1934,19 @@ fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
   P.resident = fp_graph_resident_bytes(g);
   P.mark = calloc((size_t)P.W.n + 1, sizeof *P.mark);
   uint8_t *takers = calloc((size_t)P.W.n + 1, 1);
+  uint8_t *fact_y = calloc((size_t)P.W.n + 1, 1);
   bool many = ng > 1 || n_groups > 1; /* the order changes */
+  for (int32_t i = 0; fact_y && many && i < start[n_groups]; i++)
+    fact_y[nodes[i]] = 1;
+  P.fact_y = fact_y;
   if (st == FP_OK &&
-      (!P.mark || !takers ||
+      (!P.mark || !takers || !fact_y ||
        pc_contract_all(&P, nodes, start, n_groups, none) != 0 ||
        pc_caps(&P) != 0 ||
-       (!*none && pc_far_group(&P, nodes, ng, takers, none) != 0) ||
-       (many && !*none && pc_far_nodes(&P, nodes, ng, takers, none) != 0) ||
+       pc_far_rounds(&P, nodes, start, n_groups, many, takers, none) != 0 ||
        !(*pairs = malloc(2 * ((size_t)P.found.n + 1) * sizeof **pairs))))
     st = fp_error_set(err, FP_ENOMEM, "out of memory (%s)", fn);
+  free(fact_y);
   for (int32_t i = 0; st == FP_OK && i < P.found.n; i++) {
     (*pairs)[2 * i] = P.found.p[i].u;
     (*pairs)[2 * i + 1] = P.found.p[i].v;

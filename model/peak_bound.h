@@ -68,9 +68,10 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
  * else *pairs (the caller frees it; 2 ints a pair) holds *n_pairs pairs
  * that no such plan groups: the far rule at G, and, when the groups
  * constrain the order (a group of two nodes or more), the far rule at
- * every other node in that order.  Past the min cuts' size limits nothing
- * is found.  FP_EARG (a NULL pointer, an unfinalized graph, malformed
- * groups) or FP_ENOMEM. */
+ * every other node in that order, in a few rounds, each adding to the
+ * order where a member of a group must run relative to a node's step.
+ * Past the min cuts' size limits nothing is found.  FP_EARG (a NULL pointer, an
+ * unfinalized graph, malformed groups) or FP_ENOMEM. */
 fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
                             uint64_t limit, const int32_t *nodes,
                             const int32_t *start, int32_t n_groups, bool *none,
