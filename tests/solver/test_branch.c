@@ -233,12 +233,67 @@ START_TEST(branch_bound_at_most_the_optimum) {
 }
 END_TEST
 
+/* Three kernels that share one read: n0 and n1 read in0, n2 reads n0's
+ * output b2.  With no limit the best plan runs all three in one group
+ * (672 bytes: in0, in1, b3 and b4 once, b2 never written); its step
+ * holds those four buffers, 672 bytes, one over the limit.  Each pair
+ * alone fits (n0 with n2 and n1 alone: 840), so no pair is unfusible
+ * within the limit, and the bound before the branch stays at 672.  The
+ * conflict is between the two fusions: grouped with n1 (one branch),
+ * grouping n2 too leaves no plan; kept apart from n1 (the other), n0's
+ * best is 840.  The branch proves 840, the optimum. */
+static const char *conflict_json =
+    "{'format': 'fuseplan.graph', 'version': 1, 'name': 'conflict',"
+    " 'max_fusion_size': 64, 'buffers': ["
+    "  {'name': 'in0', 'bytes': 168, 'input': true, 'freeable': true},"
+    "  {'name': 'in1', 'bytes': 168, 'input': true, 'freeable': true},"
+    "  {'name': 'b2', 'bytes': 168}, {'name': 'b3', 'bytes': 168},"
+    "  {'name': 'b4', 'bytes': 168}],"
+    " 'nodes': ["
+    "  {'name': 'n0', 'kind': 'pointwise', 'iter': [42, 1],"
+    "   'reads': ['in0', 'in0', 'in1'], 'writes': ['b2']},"
+    "  {'name': 'n1', 'kind': 'pointwise', 'iter': [42, 1],"
+    "   'reads': ['in0'], 'writes': ['b3']},"
+    "  {'name': 'n2', 'kind': 'pointwise', 'iter': [42, 1],"
+    "   'reads': [{'buffer': 'b2', 'bytes': 115}], 'writes': ['b4']}],"
+    " 'outputs': ['in1', 'b3'], 'unfusible': []}";
+
+START_TEST(two_fusion_conflict_proven) {
+  fp_graph *g = tu_graph(conflict_json);
+  fp_ilp_params prm;
+  fp_ilp_params_init(&prm); /* objective traffic */
+  prm.limits.peak = eager_peak(g) - 1;
+  plans P = all_plans(g, prm.limits.peak), any = all_plans(g, UINT64_MAX);
+  uint64_t opt = UINT64_MAX, free_opt = UINT64_MAX;
+  for (int32_t j = 0; j < P.count; j++)
+    opt = P.traffic[j] < opt ? P.traffic[j] : opt;
+  for (int32_t j = 0; j < any.count; j++)
+    free_opt = any.traffic[j] < free_opt ? any.traffic[j] : free_opt;
+  ck_assert_uint_eq(free_opt, 672);
+  ck_assert_uint_eq(opt, 840);
+  double old = 0, b = 0;
+  ck_assert_int_eq(fp_lower_bound(g, &prm, 10, &old, NULL), FP_OK);
+  ck_assert_double_eq(old, 672); /* no pair is unfusible within the limit */
+  fp_plan *eager = fp_plan_create();
+  ck_assert_int_eq(fp_plan_make_eager(eager, g, NULL), FP_OK);
+  b = old;
+  ck_assert_int_eq(solver_branch_bound(g, &prm, eager, opt, 10, &b, NULL),
+                   FP_OK);
+  ck_assert_double_eq(b, 840);
+  fp_plan_destroy(eager);
+  plans_free(&P);
+  plans_free(&any);
+  fp_graph_destroy(g);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("branch");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, far_rule_at_groups_holds_for_every_plan);
   tcase_add_test(tc, branch_bound_at_most_the_optimum);
+  tcase_add_test(tc, two_fusion_conflict_proven);
   suite_add_tcase(s, tc);
   return s;
 }
