@@ -45,6 +45,10 @@
  * (each a far rule: a few hundred min cuts). */
 #define BR_MAX_DEPTH 48
 #define BR_MAX_SCREEN 24
+/* Largest graph branched on: the far rule's min cuts stop at about this
+ * size (model/peak_bound.c, PB_MAX_CUT_SIZE), and without them a branch
+ * learns nothing; the clusters' node rows cost clusters x nodes bits. */
+#define BR_MAX_NODES 2048
 /* Rounds of the single-node far rule before the branching. */
 #define BR_TIGHTEN_ROUNDS 3
 
@@ -216,7 +220,7 @@ static fp_status br_clusters(br_search *R, const fp_graph *h, bool root,
   *total = 0;
   for (int32_t c = 0; st == FP_OK && c < R->C.count; c++) {
     uint64_t lb = root ? base[c] : R->lb[c];
-    if (root || br_touched(R, c))
+    if ((root || br_touched(R, c)) && fp_clock_now() < R->deadline)
       st = br_cluster(R, &B, c, lb, p, L, &lb, err);
     else
       for (int32_t i = 0; i + 2 < R->root.n && st == FP_OK; i += 3)
@@ -523,7 +527,8 @@ fp_status solver_branch_bound(const fp_graph *g, const fp_ilp_params *prm,
                               double time_s, double *bound, fp_error *err) {
   if (prm->objective != FP_OBJECTIVE_TRAFFIC ||
       prm->limits.peak == FP_NO_LIMIT || time_s <= 0 ||
-      (double)upper <= *bound || (prm->cancel && *prm->cancel))
+      fp_graph_node_count(g) > BR_MAX_NODES || (double)upper <= *bound ||
+      (prm->cancel && *prm->cancel))
     return FP_OK;
   br_search R;
   memset(&R, 0, sizeof R);
