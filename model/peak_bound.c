@@ -419,6 +419,7 @@ typedef struct cut_work {
   int32_t ng;
   int32_t forced;    /* a free node forced to one side (far pairs), or -1 */
   int8_t forced_cls; /* CLS_BEFORE or CLS_AFTER */
+  bool forced_apart; /* the forced node and its producers never at s */
   int8_t *cls;       /* node -> CLS_* */
   bool *apart;       /* node -> never in G's group (never at step s) */
   int32_t *vid;      /* free node -> flow vertex */
@@ -485,10 +486,12 @@ static void cut_classify(cut_work *C) {
   if (y < 0 || C->cls[y] != CLS_FREE)
     return;
   C->cls[y] = C->forced_cls;
+  C->apart[y] |= C->forced_apart;
   for (int32_t v = 0; v < W->n; v++)
-    if (C->cls[v] == CLS_FREE &&
-        bit(C->forced_cls == CLS_BEFORE ? W->anc : W->desc, W->words, y, v))
-      C->cls[v] = C->forced_cls;
+    if (bit(C->forced_cls == CLS_BEFORE ? W->anc : W->desc, W->words, y, v)) {
+      C->cls[v] = C->cls[v] == CLS_FREE ? C->forced_cls : C->cls[v];
+      C->apart[v] |= C->forced_apart; /* runs no later than y */
+    }
 }
 
 /* Adds bytes to what writer w makes live: fixed when w is at or before s
@@ -589,24 +592,120 @@ static int cut_closure(cut_work *C) {
   return 0;
 }
 
+static bool inplace_may_apply(const fp_graph *g, fp_inplace pr);
+
+/* Keeps in C->items[0..*n) only the nodes that read buffer in. */
+static void cut_keep_readers(cut_work *C, const fp_buffer *in, int32_t *n) {
+  int32_t m = 0;
+  for (int32_t i = 0; i < *n; i++)
+    for (int32_t r = 0; r < in->n_readers; r++)
+      if (in->readers[r] == C->items[i]) {
+        C->items[m++] = C->items[i];
+        break;
+      }
+  *n = m;
+}
+
+/* How reader r of an in-place input bears on a takeover at s: -1 when it
+ * always runs after s (the input outlives s: no takeover there), 1 when
+ * it is in G or descends from a member (the cut may count the input),
+ * else 0. */
+static int cut_reader_side(const cut_work *C, int32_t r) {
+  const pb_work *W = C->W;
+  if (strict_vs_group(C, r, 1) ||
+      (C->forced >= 0 && C->forced_cls == CLS_AFTER &&
+       (r == C->forced || bit(W->desc, W->words, C->forced, r))))
+    return -1;
+  for (int32_t i = 0; i < C->ng; i++)
+    if (r == C->grp[i] || bit(W->desc, W->words, C->grp[i], r))
+      return 1;
+  return 0;
+}
+
+/* The takeover refund of buffer o, written by node w at s: o's bytes come
+ * off the count when the free readers of the input i of each pair (i, o)
+ * of w that may apply at s all run before s (a reward item).  A pair
+ * applies at s only where i dies there: no reader of i always runs after
+ * s, the free ones run before s or at it (placed before), and a member
+ * of G that reads i is a fused reader of the pair.  Only pairs
+ * whose i the cut may count (a reader in G or descending from it) are
+ * refunded: otherwise i, live at s with o's bytes, is not counted, which
+ * makes up for o.  The readers common to the refunded pairs are before
+ * whenever one applies, so each takeover is refunded, once (o takes over
+ * one storage).  0, or -1 out of memory. */
+static int cut_refund(cut_work *C, int32_t w, int32_t o) {
+  const fp_graph *g = C->W->g;
+  int32_t m, n = 0;
+  bool any = false;
+  const fp_inplace *pr = fp_graph_inplace(g, w, &m);
+  for (int32_t k = 0; k < m; k++) {
+    const fp_buffer *in = fp_graph_buffer(g, pr[k].read);
+    bool ok = pr[k].write == o && inplace_may_apply(g, pr[k]), counted = false;
+    for (int32_t r = 0; r < in->n_readers && ok; r++) {
+      int32_t rd = in->readers[r];
+      int side = cut_reader_side(C, rd);
+      /* a member of G that reads i at s stops the takeover unless the
+       * pair lets it (a fused reader) */
+      ok = side >= 0 && (rd == w || C->cls[rd] != CLS_GROUP ||
+                         fp_graph_inplace_fused_reader(g, w, k, rd));
+      counted |= side > 0;
+    }
+    if (!ok || !counted)
+      continue;
+    if (any)
+      cut_keep_readers(C, in, &n);
+    else
+      for (int32_t r = 0; r < in->n_readers; r++)
+        if (C->cls[in->readers[r]] == CLS_FREE)
+          C->items[n++] = in->readers[r];
+    any = true;
+  }
+  return any ? cut_reward(C, fp_graph_buffer(g, o)->bytes, n) : 0;
+}
+
+/* The refunds of every buffer a node of takers (those that may run at s)
+ * writes through an in-place pair: a takeover saves its output's bytes
+ * at its writer's step and nowhere else, so the least count less the
+ * refunds is at most what is live at s after takeovers.  0, or -1 out of
+ * memory. */
+static int cut_refunds(cut_work *C, const uint8_t *takers) {
+  for (int32_t w = 0; w < C->W->n; w++) {
+    int32_t m;
+    const fp_inplace *pr = fp_graph_inplace(C->W->g, w, &m);
+    for (int32_t k = 0; k < m && takers[w]; k++) {
+      bool seen = false; /* each output once */
+      for (int32_t j = 0; j < k && !seen; j++)
+        seen = pr[j].write == pr[k].write;
+      if (!seen && cut_refund(C, w, pr[k].write) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
 /* A node forced to one side of the step (far pairs): at or before it, or
- * strictly after it; node -1 for none.  tie (node -> class, or NULL)
- * keeps the free nodes of a class on one side; out_side, when set, gets
- * the placement (pb_cut_bound). */
+ * strictly after it; node -1 for none.  takers, when set, adds the
+ * refunds of the takeovers at the step (cut_refunds); tie (node -> class,
+ * or NULL) keeps the free nodes of a class on one side; out_side, when
+ * set, gets the placement (pb_cut_bound). */
 typedef struct cut_force {
   int32_t node;
   bool late;
+  bool strict;           /* before: strictly before the step, with its
+                            producers */
+  const uint8_t *takers; /* per node: its takeovers may save at the step
+                            (cut_refunds; NULL: none) */
   const int32_t *tie;
   int8_t *out_side;
 } cut_force;
 
-static const cut_force no_force = {-1, false, NULL, NULL};
+static const cut_force no_force = {-1, false, false, NULL, NULL, NULL};
 
 /* The edges of the tie classes: both ways between each free node and the
- * first free node of its class (C->items, free again after the buffers,
- * maps a class to that node).  Classes that hold a node on one side are
- * closed by the caller (peak_group.c), so these are all the ties add.
- * 0, or -1 out of memory. */
+ * first free node of its class (C->items, free again after the buffers
+ * and refunds, maps a class to that node).  Classes that hold a node on
+ * one side are closed by the caller (peak_group.c), so these are all the
+ * ties add.  0, or -1 out of memory. */
 static int cut_ties(cut_work *C, const int32_t *tie) {
   for (int32_t v = 0; tie && v < C->W->n; v++)
     C->items[tie[v]] = -1;
@@ -639,10 +738,12 @@ static void cut_placement(const cut_work *C, int8_t *side) {
  * over every placement of the other nodes: a bound on the peak of every
  * plan that puts G (a convex set of nodes) in one group and, when
  * force.node is a node neither an ancestor nor a descendant of G, runs it
- * at or before that step (strictly after it when force.late),
+ * at or before that step (strictly before it, with its producers, when
+ * force.strict; strictly after it when force.late),
  * places the nodes as side[] says (pb_cut_bound; NULL for none) and keeps
  * the free nodes of each of force's tie classes on one side (UINT64_MAX
- * when no placement meets them).  FP_ENOMEM. */
+ * when no placement meets them).  With force.takers, less the takeover
+ * refunds of those nodes (cut_refunds).  FP_ENOMEM. */
 static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
                                   int32_t ng, cut_force force,
                                   const int8_t *side, uint64_t resident,
@@ -652,12 +753,15 @@ static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
   memset(&C, 0, sizeof C);
   C.W = W, C.grp = grp, C.ng = ng, C.forced = force.node, C.side = side;
   C.forced_cls = force.late ? CLS_AFTER : CLS_BEFORE;
+  C.forced_apart = force.strict && !force.late;
   C.cls = malloc((size_t)n + 1);
   C.apart = malloc(((size_t)n + 1) * sizeof *C.apart);
   C.vid = malloc(((size_t)n + 1) * sizeof *C.vid);
   C.a = calloc((size_t)n + 1, sizeof *C.a);
   C.items = malloc(((size_t)n + 1) * sizeof *C.items);
-  C.f = fp_flow_create(2 + n + nb);
+  /* source, sink, a vertex per free node and per reward item: at most one
+   * a buffer, and with takers one more a refunded output */
+  C.f = fp_flow_create(2 + n + nb + (force.takers ? nb : 0));
   fp_status st = FP_OK;
   if (!C.cls || !C.apart || !C.vid || !C.a || !C.items || !C.f)
     goto oom;
@@ -668,7 +772,8 @@ static fp_status cut_bound_placed(const pb_work *W, const int32_t *grp,
   for (int32_t b = 0; b < nb; b++)
     if (cut_buffer(&C, fp_graph_buffer(W->g, b)) != 0)
       goto oom;
-  if (cut_closure(&C) != 0 || cut_ties(&C, force.tie) != 0)
+  if ((force.takers && cut_refunds(&C, force.takers) != 0) ||
+      cut_closure(&C) != 0 || cut_ties(&C, force.tie) != 0)
     goto oom;
   int64_t flow = fp_flow_max(C.f, 0, 1);
   *work += (double)(n + nb) * ng + (double)fp_flow_work(C.f);
@@ -1065,7 +1170,7 @@ fp_status pb_cut_bound(const pb_work *W, const int32_t *grp, int32_t ng,
                        const int8_t *side, const int32_t *tie, int8_t *out_side,
                        uint64_t resident, uint64_t *out, fp_error *err) {
   double work = 0;
-  cut_force f = {-1, false, tie, out_side};
+  cut_force f = {-1, false, false, NULL, tie, out_side};
   return cut_bound_placed(W, grp, ng, f, side, resident, out, &work, err);
 }
 
@@ -1091,8 +1196,9 @@ uint64_t pb_node_inplace_cap(const fp_graph *g, int32_t v) {
 }
 
 fp_status pb_cut_forced(const pb_work *W, const int32_t *grp, int32_t ng,
-                        int32_t y, bool late, uint64_t resident, uint64_t *out,
+                        int32_t y, bool late, bool strict,
+                        const uint8_t *takers, uint64_t resident, uint64_t *out,
                         double *work, fp_error *err) {
-  cut_force f = {y, late, NULL, NULL};
+  cut_force f = {y, late, strict, takers, NULL, NULL};
   return step_cut_bound(W, grp, ng, f, resident, out, work, err);
 }

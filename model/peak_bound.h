@@ -6,6 +6,7 @@
 #ifndef FP_PEAK_BOUND_H
 #define FP_PEAK_BOUND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "graph.h"
@@ -107,6 +108,24 @@ uint64_t fp_inplace_step_cap(const fp_graph *g, int32_t max_fusion_size);
 fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
                            uint64_t limit, fp_graph **out, int32_t *n_pairs,
                            fp_error *err);
+
+/* The plans of g within `limit` that put the nodes of each group
+ * nodes[start[i] .. start[i + 1]) (i < n_groups, as fp_peak_group_bounds
+ * takes them) in one group, each: *none is set when there is none (the
+ * min cut at the first group G, less what takeovers may save at its step,
+ * is over the limit, or the groups order two nodes of one group apart);
+ * else *pairs (the caller frees it; 2 ints a pair) holds *n_pairs pairs
+ * that no such plan groups: the far rule at G, and, when the groups
+ * constrain the order (a group of two nodes or more), the far rule at
+ * every other node in that order, in a few rounds, each adding to the
+ * order where a member of a group must run relative to a node's step
+ * (peak_pairs.c).  Past the min cuts' size limits nothing is found.
+ * FP_EARG (a NULL pointer, an unfinalized graph, malformed groups) or
+ * FP_ENOMEM. */
+fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
+                            uint64_t limit, const int32_t *nodes,
+                            const int32_t *start, int32_t n_groups, bool *none,
+                            int32_t **pairs, int32_t *n_pairs, fp_error *err);
 
 /* Test hook: on == 0 turns fp_peak_restrict's second rule (far pairs: a
  * node forced to one side of a step, peak_bound.c) off from now on,

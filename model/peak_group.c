@@ -377,11 +377,9 @@ fp_status fp_peak_cuts_tied(fp_peak_cuts *h, const int32_t *grp, int32_t ng,
   return fp_peak_cuts_placed(h, grp, ng, ties, n_ties, NULL, out, side, err);
 }
 
-/* FP_EARG unless the groups are well formed: n_groups >= 0, start[]
- * from 0 and never falling, every node an index of g. */
-static fp_status check_groups(const fp_graph *g, const int32_t *nodes,
-                              const int32_t *start, int32_t n_groups,
-                              fp_error *err) {
+fp_status fp_peak_check_groups(const fp_graph *g, const int32_t *nodes,
+                               const int32_t *start, int32_t n_groups,
+                               fp_error *err) {
   const char *fn = "peak group bounds";
   if (n_groups < 0)
     return fp_error_set(err, FP_EARG, "%s: n_groups %d < 0", fn, (int)n_groups);
@@ -404,7 +402,7 @@ fp_status fp_peak_group_bounds(const fp_graph *g, int32_t max_fusion_size,
                                int32_t n_groups, uint64_t *out, fp_error *err) {
   if (fp_arg_graph(g, "peak group bounds", err) != FP_OK ||
       fp_arg_ptr(out, "peak group bounds", "out", err) != FP_OK ||
-      check_groups(g, nodes, start, n_groups, err) != FP_OK)
+      fp_peak_check_groups(g, nodes, start, n_groups, err) != FP_OK)
     return FP_EARG;
   for (int32_t i = 0; i < n_groups; i++)
     out[i] = fp_graph_resident_bytes(g);

@@ -2,7 +2,7 @@
  * peak_group.h -- min cuts at whole groups, for the second level's bound
  * (peak_group.c; docs/cost-model.md, "The peak bound", and
  * docs/solver.md, "The second level's bound").  Private: used by
- * solver/bound/forced.c and the tests.
+ * solver/bound/forced.c, peak_pairs.c and the tests.
  */
 #ifndef FP_PEAK_GROUP_H
 #define FP_PEAK_GROUP_H
@@ -32,5 +32,14 @@ bool fp_peak_cuts_precedes(const fp_peak_cuts *pc, int32_t u, int32_t v);
  * resident bytes). */
 fp_status fp_peak_cuts_group(fp_peak_cuts *pc, const int32_t *grp, int32_t ng,
                              const int32_t *tie, uint64_t *out, fp_error *err);
+
+/* FP_EARG (err filled, naming fp_peak_group_bounds) unless the groups
+ * nodes[start[i] .. start[i + 1]) (i < n_groups) are well formed:
+ * n_groups >= 0, nodes and start not NULL when n_groups > 0, start[] from
+ * 0 and never falling, every node an index of the finalized graph g;
+ * else FP_OK.  Shared with fp_peak_group_far (peak_pairs.c). */
+fp_status fp_peak_check_groups(const fp_graph *g, const int32_t *nodes,
+                               const int32_t *start, int32_t n_groups,
+                               fp_error *err);
 
 #endif /* FP_PEAK_GROUP_H */

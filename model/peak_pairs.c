@@ -1,14 +1,16 @@
 /*
  * peak_pairs.c -- pairs that no plan under a peak limit groups
  * (fp_peak_restrict of peak_bound.h; docs/cost-model.md, "Peak
- * conflicts"), over the order relations and min cuts of peak_bound.c
- * (peak_work.h).
+ * conflicts"), and the far rule at a forced group (fp_peak_group_far, for
+ * the branch on fusions of solver/bound/branch.c), over the order
+ * relations and min cuts of peak_bound.c (peak_work.h).
  *
  * Why a file of its own: the scan and the far rule restrict the graph
  * that the first level's traffic bound runs on; they share the peak
  * bound's relations but none of its rules.
  *
- * Calls: peak_bound.c (peak_work.h), graph.c.
+ * Calls: peak_bound.c (peak_work.h), peak_group.c (the groups' argument
+ * check), graph.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "model/peak_bound.h"
 
 #include "model/args.h"
+#include "model/peak_group.h"
 #include "model/peak_work.h"
 
 /* ---- pairs that no plan under a peak limit groups ---------------------
@@ -88,6 +91,12 @@ typedef struct pc_scan {
    * at each node's step (capx: step_caps), the nodes with a saving. */
   uint64_t *cap, *capx, *tmp;
   int32_t *with, np;
+  /* Order facts the far rule proves at forced groups (fp_peak_group_far):
+   * node fy[i] runs after step(fx[i]) (fstrict: strictly), for the nodes
+   * of fact_y; NULL when not wanted. */
+  const uint8_t *fact_y;
+  int32_t *fx, *fy, nf, capf;
+  bool *fstrict;
 } pc_scan;
 
 /* Fills P's in-place caps (all zero on a graph without pairs).  0, or -1
@@ -259,8 +268,8 @@ static int pc_cut_candidates(pc_scan *P) {
       continue; /* the same pair through another buffer */
     int32_t grp[2] = {c->u, c->v};
     uint64_t gb;
-    if (pb_cut_forced(&P->W, grp, 2, -1, false, P->resident, &gb, &work,
-                      NULL) != FP_OK)
+    if (pb_cut_forced(&P->W, grp, 2, -1, false, false, NULL, P->resident, &gb,
+                      &work, NULL) != FP_OK)
       return -1;
     gb = pb_sub_cap(gb, pc_pair_cap(P, c->u, c->v));
     if (gb > P->limit) {
@@ -286,12 +295,29 @@ static bool pc_partner(const pb_work *W, int32_t x, int32_t z, bool late) {
               : z == x || bit(W->anc, W->words, x, z);
 }
 
+/* The sides of a far pair: y never at or before the step (PC_EARLY),
+ * never after it (PC_LATE), or never strictly before it (PC_STRICT: then
+ * its partners are the nodes always strictly before a member). */
+enum { PC_EARLY, PC_LATE, PC_STRICT };
+
+/* pc_partner for a group G (every member at one step) and a side: a
+ * partner of any member. */
+static bool pc_group_partner(const pb_work *W, const int32_t *grp, int32_t ng,
+                             int32_t z, int side) {
+  for (int32_t i = 0; i < ng; i++)
+    if (side == PC_STRICT ? bit(W->strict, W->words, z, grp[i])
+                          : pc_partner(W, grp[i], z, side == PC_LATE))
+      return true;
+  return false;
+}
+
 /* The pairs (y, z) of the second rule once y is known never to run on
- * the side of step(x) that late names: partners z (pc_partner) that share
+ * the side of the step of group G (grp[0..ng): {x} for the scan) that
+ * side names (PC_*): partners z (pc_group_partner) that share
  * a buffer with y and may share its group.  With found == false only
  * counts them.  The count, or -1 out of memory. */
-static int32_t pc_far_pairs(pc_scan *P, int32_t x, int32_t y, bool late,
-                            bool found, uint64_t bytes) {
+static int32_t pc_far_pairs(pc_scan *P, const int32_t *grp, int32_t ng,
+                            int32_t y, int side, bool found, uint64_t bytes) {
   const fp_graph *g = P->W.g;
   const fp_node *nd = fp_graph_node(g, y);
   int32_t gen = ++P->gen, count = 0;
@@ -304,7 +330,7 @@ static int32_t pc_far_pairs(pc_scan *P, int32_t x, int32_t y, bool late,
       if (z < 0 || z == y || P->mark[z] == gen)
         continue;
       P->mark[z] = gen;
-      if (!pc_partner(&P->W, x, z, late) || !may_share(&P->W, y, z))
+      if (!pc_group_partner(&P->W, grp, ng, z, side) || !may_share(&P->W, y, z))
         continue;
       count++;
       if (found && pc_push(&P->found, y, z, bytes) != 0)
@@ -321,14 +347,14 @@ static int pc_far_at(pc_scan *P, int32_t x, double *work) {
   for (int32_t y = 0; y < P->W.n && *work < PC_FAR_BUDGET; y++)
     for (int side = 0; side < 2 && pc_free_of(&P->W, x, y); side++) {
       bool late = side == 1;
-      if (pc_far_pairs(P, x, y, late, false, 0) == 0)
+      if (pc_far_pairs(P, &x, 1, y, late, false, 0) == 0)
         continue;
       uint64_t lb;
-      if (pb_cut_forced(&P->W, &x, 1, y, late, P->resident, &lb, work, NULL) !=
-          FP_OK)
+      if (pb_cut_forced(&P->W, &x, 1, y, late, false, NULL, P->resident, &lb,
+                        work, NULL) != FP_OK)
         return -1;
       lb = pb_sub_cap(lb, P->capx[x]);
-      if (lb > P->limit && pc_far_pairs(P, x, y, late, true, lb) < 0)
+      if (lb > P->limit && pc_far_pairs(P, &x, 1, y, late, true, lb) < 0)
         return -1;
     }
   return 0;
@@ -380,6 +406,9 @@ static void pc_free(pc_scan *P) {
   free(P->capx);
   free(P->tmp);
   free(P->with);
+  free(P->fx);
+  free(P->fy);
+  free(P->fstrict);
 }
 
 /* One round on graph g: the conflicting pairs into P->found.  FP_ENOMEM. */
@@ -458,5 +487,311 @@ fp_status fp_peak_restrict(const fp_graph *g, int32_t max_fusion_size,
     *out = owned;
   else
     fp_graph_destroy(owned);
+  return st;
+}
+
+/* ---- the far rule at a forced group ------------------------------------
+ *
+ * The far rule above fixes G = {x}; a caller that branches on a fusion
+ * (solver/bound/branch.c) knows more: every plan of its branch puts G
+ * in one group.  The min cut at G bounds their peak, so over the limit
+ * the branch holds no plan; and a node y free of G whose forced placement
+ * overfills G's step is kept from the partners that would put it there,
+ * exactly as for {x}, with the partners of any member of G. */
+
+/* Whether y is neither in G nor an ancestor or descendant of a member. */
+static bool pc_free_of_group(const pb_work *W, const int32_t *grp, int32_t ng,
+                             int32_t y) {
+  for (int32_t i = 0; i < ng; i++)
+    if (!pc_free_of(W, grp[i], y))
+      return false;
+  return true;
+}
+
+/* Marks in takers (zeroed here) the nodes that may run at G's step: its
+ * members and the nodes that may join each member, not `gone` or its
+ * producers (forced strictly before the step; -1 for none). */
+static void pc_group_takers(const pc_scan *P, const int32_t *grp, int32_t ng,
+                            int32_t gone, uint8_t *takers) {
+  const pb_work *W = &P->W;
+  for (int32_t w = 0; w < W->n; w++) {
+    bool member = false, at = true;
+    for (int32_t i = 0; i < ng; i++) {
+      member |= w == grp[i];
+      at &= w == grp[i] || pc_may_join(W, w, grp[i]);
+    }
+    takers[w] =
+        member ||
+        (at && (gone < 0 || (w != gone && !bit(W->anc, W->words, gone, w))));
+  }
+}
+
+/* What is live at G's step after takeovers, at least, with node y (-1:
+ * none) forced to the side of the step that side names (PC_*): the
+ * larger of the min cut less the cap and the min cut with the refunds of
+ * the nodes that may run at the step (cut_refunds; takers: scratch).
+ * FP_ENOMEM. */
+static fp_status pc_group_cut(pc_scan *P, const int32_t *grp, int32_t ng,
+                              int32_t y, int side, uint64_t cap,
+                              uint8_t *takers, uint64_t *out, double *work) {
+  uint64_t lb, lb2 = 0;
+  bool late = side == PC_LATE, strict = side == PC_STRICT;
+  fp_status st = pb_cut_forced(&P->W, grp, ng, y, late, strict, NULL,
+                               P->resident, &lb, work, NULL);
+  pc_group_takers(P, grp, ng, y >= 0 && strict ? y : -1, takers);
+  if (st == FP_OK && cap > 0)
+    st = pb_cut_forced(&P->W, grp, ng, y, late, strict, takers, P->resident,
+                       &lb2, work, NULL);
+  lb = pb_sub_cap(lb, cap);
+  *out = lb > lb2 ? lb : lb2;
+  return st;
+}
+
+/* Records what the far rule proved of y at x's step, its side over the
+ * limit, as "fy runs at or after fx" (fstrict: strictly after): y is not
+ * at or before the step (y strictly after x), not strictly before it (y
+ * at or after x), or not after it (x at or after y).  0, or -1 out of
+ * memory. */
+static int pc_fact(pc_scan *P, int32_t x, int32_t y, int side) {
+  if (P->nf == P->capf) {
+    int32_t cap = 2 * P->capf + 16;
+    int32_t *fx = realloc(P->fx, (size_t)cap * sizeof *fx);
+    if (fx)
+      P->fx = fx;
+    int32_t *fy = realloc(P->fy, (size_t)cap * sizeof *fy);
+    if (fy)
+      P->fy = fy;
+    bool *fs = realloc(P->fstrict, (size_t)cap * sizeof *fs);
+    if (fs)
+      P->fstrict = fs;
+    if (!fx || !fy || !fs)
+      return -1;
+    P->capf = cap;
+  }
+  P->fx[P->nf] = side == PC_LATE ? y : x;
+  P->fy[P->nf] = side == PC_LATE ? x : y;
+  P->fstrict[P->nf++] = side == PC_EARLY;
+  return 0;
+}
+
+/* Adds to W's order that b runs at or after a (strictly when strict), and
+ * all it implies: every node at or before a is before every node at or
+ * after b.  *none when it contradicts the order; *changed when it adds
+ * something. */
+static void pc_order(pb_work *W, int32_t a, int32_t b, bool strict, bool *none,
+                     bool *changed) {
+  size_t w = W->words;
+  if (a == b || bit(strict ? W->desc : W->strict, w, b, a)) {
+    *none |= a != b || strict;
+    return;
+  }
+  const uint64_t *db = W->desc + (size_t)b * w, *aa = W->anc + (size_t)a * w;
+  for (int32_t p = 0; p < W->n; p++) {
+    if (p != a && !bit(aa, w, 0, p))
+      continue;
+    uint64_t *dp = W->desc + (size_t)p * w, *sp = W->strict + (size_t)p * w;
+    for (size_t j = 0; j < w; j++) {
+      uint64_t add = db[j] | (j == (size_t)b / 64 ? 1ULL << (b % 64) : 0);
+      *changed |= (dp[j] | add) != dp[j] || (strict && (sp[j] | add) != sp[j]);
+      dp[j] |= add;
+      sp[j] |= strict ? add : 0;
+    }
+  }
+  for (int32_t q = 0; q < W->n; q++) {
+    if (q != b && !bit(db, w, 0, q))
+      continue;
+    uint64_t *aq = W->anc + (size_t)q * w;
+    for (size_t j = 0; j < w; j++)
+      aq[j] |= aa[j] | (j == (size_t)a / 64 ? 1ULL << (a % 64) : 0);
+  }
+  W->desc[(size_t)a * w + (size_t)a / 64] &= ~(1ULL << (a % 64));
+  W->desc[(size_t)b * w + (size_t)b / 64] &= ~(1ULL << (b % 64));
+  W->anc[(size_t)a * w + (size_t)a / 64] &= ~(1ULL << (a % 64));
+  W->anc[(size_t)b * w + (size_t)b / 64] &= ~(1ULL << (b % 64));
+}
+
+/* The far rule at G on P (built): its pairs into P->found, *none when G's
+ * own figure is over the limit.  0, or -1 out of memory. */
+static int pc_far_group(pc_scan *P, const int32_t *grp, int32_t ng,
+                        uint8_t *takers, bool *none) {
+  uint64_t cap = UINT64_MAX, lb;
+  double work = 0;
+  for (int32_t i = 0; i < ng; i++)
+    for (int32_t j = 0; j < ng; j++)
+      if (bit(P->W.strict, P->W.words, grp[i], grp[j]))
+        return (*none = true), 0; /* never at one step */
+  for (int32_t i = 0; i < ng; i++)
+    cap = P->capx[grp[i]] < cap ? P->capx[grp[i]] : cap;
+  if (pc_group_cut(P, grp, ng, -1, PC_EARLY, cap, takers, &lb, &work) != FP_OK)
+    return -1;
+  if ((*none = lb > P->limit))
+    return 0;
+  for (int32_t y = 0; y < P->W.n && work < PC_FAR_BUDGET; y++)
+    for (int side = 0; side < 3 && pc_free_of_group(&P->W, grp, ng, y);
+         side++) {
+      bool fact = ng == 1 && P->fact_y && P->fact_y[y];
+      if (!fact && pc_far_pairs(P, grp, ng, y, side, false, 0) == 0)
+        continue;
+      if (pc_group_cut(P, grp, ng, y, side, cap, takers, &lb, &work) != FP_OK)
+        return -1;
+      if (lb > P->limit && pc_far_pairs(P, grp, ng, y, side, true, lb) < 0)
+        return -1;
+      if (lb > P->limit && fact && pc_fact(P, grp[0], y, side) != 0)
+        return -1;
+    }
+  P->work += work;
+  return 0;
+}
+
+/* Contracts P's order for the plans that put G in one group, at step s:
+ * a node at or before a member (G and its ancestors, A) is at or before
+ * every member and every node after one (G and their descendants, D);
+ * one always before a member is always before D; one always after a member
+ * is always after A.  The min cuts and far pairs stay valid for those
+ * plans, and see the order the group imposes.  0, or -1 out of memory. */
+static int pc_contract(pc_scan *P, const int32_t *grp, int32_t ng) {
+  pb_work *W = &P->W;
+  size_t w = W->words;
+  uint64_t *A = calloc(3 * w + 1, sizeof *A), *D = A + w, *S = A + 2 * w;
+  if (!A)
+    return -1;
+  for (int32_t i = 0; i < ng; i++) {
+    set_bit(A, w, 0, grp[i]);
+    set_bit(D, w, 0, grp[i]);
+    for (size_t j = 0; j < w; j++) {
+      A[j] |= W->anc[(size_t)grp[i] * w + j];
+      D[j] |= W->desc[(size_t)grp[i] * w + j];
+      S[j] |= W->strict[(size_t)grp[i] * w + j];
+    }
+  }
+  for (int32_t v = 0; v < W->n; v++) {
+    bool in_a = bit(A, w, 0, v), in_d = bit(D, w, 0, v), before = false;
+    for (int32_t i = 0; i < ng && !before; i++)
+      before = bit(W->strict, w, v, grp[i]);
+    for (size_t j = 0; j < w; j++) {
+      W->desc[(size_t)v * w + j] |= in_a ? D[j] : 0;
+      W->anc[(size_t)v * w + j] |= in_d ? A[j] : 0;
+      W->strict[(size_t)v * w + j] |= (in_a ? S[j] : 0) | (before ? D[j] : 0);
+    }
+    uint64_t self = ~(1ULL << (v % 64)); /* rows leave the node out */
+    W->desc[(size_t)v * w + (size_t)v / 64] &= self;
+    W->anc[(size_t)v * w + (size_t)v / 64] &= self;
+    W->strict[(size_t)v * w + (size_t)v / 64] &= self;
+  }
+  free(A);
+  return 0;
+}
+
+/* The far rule at each single node x not in G, in the contracted order,
+ * within PC_FAR_BUDGET in all: its pairs into P->found; *none when x's
+ * own figure is over the limit (then no plan groups G).  0, or -1 out of
+ * memory. */
+static int pc_far_nodes(pc_scan *P, const int32_t *grp, int32_t ng,
+                        uint8_t *takers, bool *none) {
+  double budget = 0;
+  for (int32_t x = 0; x < P->W.n && budget < PC_FAR_BUDGET && !*none; x++) {
+    bool member = false;
+    for (int32_t i = 0; i < ng; i++)
+      member |= x == grp[i];
+    if (member)
+      continue;
+    double before = P->work;
+    if (pc_far_group(P, &x, 1, takers, none) != 0)
+      return -1;
+    budget += P->work - before + 1;
+  }
+  return 0;
+}
+
+/* Contracts P's order for every group of nodes/start with two nodes or
+ * more, twice over (a contraction may order what an earlier one needs);
+ * *none when some group then holds two nodes never at one step.  0, or -1
+ * out of memory. */
+static int pc_contract_all(pc_scan *P, const int32_t *nodes,
+                           const int32_t *start, int32_t n_groups, bool *none) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < n_groups; i++) {
+      const int32_t *grp = nodes + start[i];
+      int32_t ng = start[i + 1] - start[i];
+      if (ng > 1 && pc_contract(P, grp, ng) != 0)
+        return -1;
+      for (int32_t a = 0; a < ng; a++)
+        for (int32_t b = 0; b < ng; b++)
+          *none |= bit(P->W.strict, P->W.words, grp[a], grp[b]);
+    }
+  return 0;
+}
+
+/* Rounds of the far rule at forced groups: each order fact a round
+ * proves (pc_fact) is added to the order, which may make the next round
+ * see more. */
+#define PC_FACT_ROUNDS 3
+
+/* The far rule at the first group and, when the groups constrain the
+ * order (many), at every single node, in rounds while the facts it proves
+ * change the order.  0, or -1 out of memory. */
+static int pc_far_rounds(pc_scan *P, const int32_t *nodes, const int32_t *start,
+                         int32_t n_groups, bool many, uint8_t *takers,
+                         bool *none) {
+  int32_t ng = start[1];
+  for (int round = 0; round < PC_FACT_ROUNDS && !*none; round++) {
+    int32_t nf = P->nf;
+    if (pc_far_group(P, nodes, ng, takers, none) != 0 ||
+        (many && !*none && pc_far_nodes(P, nodes, ng, takers, none) != 0))
+      return -1;
+    bool changed = false;
+    for (int32_t i = nf; i < P->nf && !*none; i++)
+      pc_order(&P->W, P->fx[i], P->fy[i], P->fstrict[i], none, &changed);
+    if (!changed || *none)
+      break;
+    if (pc_contract_all(P, nodes, start, n_groups, none) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
+                            uint64_t limit, const int32_t *nodes,
+                            const int32_t *start, int32_t n_groups, bool *none,
+                            int32_t **pairs, int32_t *n_pairs, fp_error *err) {
+  const char *fn = "peak group far";
+  if (fp_arg_graph(g, fn, err) != FP_OK ||
+      fp_arg_ptr(none, fn, "none", err) != FP_OK ||
+      fp_arg_ptr(pairs, fn, "pairs", err) != FP_OK ||
+      fp_arg_ptr(n_pairs, fn, "n_pairs", err) != FP_OK ||
+      fp_peak_check_groups(g, nodes, start, n_groups, err) != FP_OK)
+    return FP_EARG;
+  *none = false, *pairs = NULL, *n_pairs = 0;
+  int32_t ng = n_groups > 0 ? start[1] : 0;
+  if (ng < 1 || !pb_cuts_affordable(g))
+    return FP_OK;
+  pc_scan P;
+  memset(&P, 0, sizeof P);
+  P.limit = limit;
+  fp_status st = pb_work_build(&P.W, g, max_fusion_size, err);
+  P.nb = fp_graph_buffer_count(g);
+  P.resident = fp_graph_resident_bytes(g);
+  P.mark = calloc((size_t)P.W.n + 1, sizeof *P.mark);
+  uint8_t *takers = calloc((size_t)P.W.n + 1, 1);
+  uint8_t *fact_y = calloc((size_t)P.W.n + 1, 1);
+  bool many = ng > 1 || n_groups > 1; /* the order changes */
+  for (int32_t i = 0; fact_y && many && i < start[n_groups]; i++)
+    fact_y[nodes[i]] = 1;
+  P.fact_y = fact_y;
+  if (st == FP_OK &&
+      (!P.mark || !takers || !fact_y ||
+       pc_contract_all(&P, nodes, start, n_groups, none) != 0 ||
+       pc_caps(&P) != 0 ||
+       pc_far_rounds(&P, nodes, start, n_groups, many, takers, none) != 0 ||
+       !(*pairs = malloc(2 * ((size_t)P.found.n + 1) * sizeof **pairs))))
+    st = fp_error_set(err, FP_ENOMEM, "out of memory (%s)", fn);
+  free(fact_y);
+  for (int32_t i = 0; st == FP_OK && i < P.found.n; i++) {
+    (*pairs)[2 * i] = P.found.p[i].u;
+    (*pairs)[2 * i + 1] = P.found.p[i].v;
+  }
+  *n_pairs = st == FP_OK ? P.found.n : 0;
+  free(takers);
+  pc_free(&P);
   return st;
 }

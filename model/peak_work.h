@@ -123,10 +123,13 @@ uint64_t pb_node_inplace_cap(const fp_graph *g, int32_t v);
 
 /* pb_cut_bound with no placement or ties, where node y (-1: none),
  * neither an ancestor nor a descendant of G, runs at or before G's step
- * (strictly after it when late) with its producers (consumers); adds the
- * cut's work to *work.  FP_ENOMEM. */
+ * (strictly before it when strict; strictly after it when late) with its
+ * producers (consumers); with takers (per node, or NULL), less the
+ * refunds of what the takeovers of the nodes it marks (those that may run
+ * at the step) save there.  Adds the cut's work to *work.  FP_ENOMEM. */
 fp_status pb_cut_forced(const pb_work *W, const int32_t *grp, int32_t ng,
-                        int32_t y, bool late, uint64_t resident, uint64_t *out,
+                        int32_t y, bool late, bool strict,
+                        const uint8_t *takers, uint64_t resident, uint64_t *out,
                         double *work, fp_error *err);
 
 #endif /* FP_PEAK_WORK_H */

@@ -29,6 +29,7 @@
 #include "model/args.h"
 #include "model/util.h"
 #include "solver/bound/bound.h"
+#include "solver/bound/branch.h"
 #include "solver/bound/forced.h"
 #include "solver/bound/least_traffic.h"
 #include "solver/common/services.h"
@@ -98,6 +99,9 @@
  * plan (efficientnet_b0.fwd, mobilenetv3_large_100.fwd, mobilevit_s.fwd),
  * about 2 s where it cannot (levit_128.fwd, 576 bytes short). */
 #define STEP_BOUND_SHARE 0.1
+/* Share of the time limit the branch on fusions (solver_branch_bound)
+ * may take, once a run. */
+#define BRANCH_BOUND_SHARE 0.1
 /* ... at most this many times a run: where the peak step keeps moving
  * (large graphs), each try would take that share again. */
 #define STEP_BOUND_TRIES 3
@@ -144,6 +148,7 @@ typedef struct lns {
   bool exact_tried;    /* exact_again ran */
   int32_t step_x;      /* the node the step bound last priced (-1: none) */
   int step_tries;      /* step bounds computed (at most STEP_BOUND_TRIES) */
+  bool branch_tried;   /* solver_branch_bound ran */
 } lns;
 
 /* A window to try: its first node, and how much it could gain. */
@@ -926,6 +931,25 @@ static fp_status step_bound(lns *L, fp_error *err) {
   return st;
 }
 
+/* Raises L->bound by the branch on fusions (solver_branch_bound), once
+ * a run, under the conditions of step_bound: where the limit costs
+ * traffic through a conflict between fusions (mixer_b16_224.fwd), no
+ * single step's price sees it.  FP_OK or an error of the bound. */
+static fp_status branch_bound(lns *L, fp_error *err) {
+  double v = fp_objective_value(L->prm, &L->cur_m);
+  if (L->prm->objective != FP_OBJECTIVE_TRAFFIC || L->peak_cap == FP_NO_LIMIT ||
+      L->branch_tried || !level1_open(L) || out_of_time(L) ||
+      (double)(L->peak_cap - L->cur_m.peak_bytes) > v - L->bound)
+    return FP_OK;
+  L->branch_tried = true;
+  double left = L->deadline - fp_clock_now();
+  double t = BRANCH_BOUND_SHARE * L->prm->time_limit_s;
+  fp_ilp_params q = *L->prm;
+  q.limits.peak = L->peak_cap;
+  return solver_branch_bound(L->g, &q, L->cur, L->cur_m.traffic_bytes,
+                             t < left / 2 ? t : left / 2, &L->bound, err);
+}
+
 /* Raises L->bound2 to solver_second_bound at the current plan: for
  * objective traffic, the peak bound below the current peak (a few tenths
  * of a second; structural only once out of time); for objective peak,
@@ -986,6 +1010,8 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
     if (st == FP_OK && !improved && !out_of_time(L) && level1_open(L))
       st = gather_pass(L, &improved, err);
     idle = improved ? 0 : idle + 1;
+    if (st == FP_OK && idle >= IDLE_PASSES) /* the plan has settled */
+      st = branch_bound(L, err);
     if (st == FP_OK && idle >= IDLE_PASSES && !L->exact_tried) {
       L->exact_tried = true; /* the plan has settled: a tight limit */
       st = exact_again(L, err);

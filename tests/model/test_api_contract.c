@@ -473,6 +473,25 @@ START_TEST(peak_bound_h) {
       FP_OK);
   fp_peak_cuts_destroy(h);
   fp_peak_cuts_destroy(NULL); /* a no-op */
+  bool none;
+  int32_t *far = NULL, n_far;
+  EXPECT_EARG(
+      fp_peak_group_far(NULL, 0, 1, nodes, start, 1, &none, &far, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(o, 0, 1, nodes, start, 1, &none, &far, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, nodes, start, 1, NULL, &far, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, nodes, start, 1, &none, NULL, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, nodes, start, 1, &none, &far, NULL, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, NULL, start, 1, &none, &far, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, nodes, bad, 1, &none, &far, &n_far, ERR));
+  EXPECT_EARG(
+      fp_peak_group_far(g, 0, 1, nodes, start, 2, &none, &far, &n_far, ERR));
+  ck_assert_ptr_null(far);
   ck_assert_uint_eq(fp_inplace_step_cap(NULL, 0), 0);
   ck_assert_uint_eq(fp_inplace_step_cap(g, -1), 0); /* no pairs */
   fp_peak_test_far_rule(-7);                        /* any int: nonzero is on */
