@@ -133,4 +133,11 @@ fp_status fp_peak_group_far(const fp_graph *g, int32_t max_fusion_size,
  * tests only (they show the rule adds pairs); not thread-safe. */
 void fp_peak_test_far_rule(int on);
 
+/* Test hook: on == 0 turns the min-cut rule's refunded cut (each in-place
+ * takeover refunded where the cut's placement lets it apply, rather than
+ * the step's whole cap, peak_bound.c) off from now on, on != 0 back on.
+ * For the unit tests only (they show it raises the bound); not
+ * thread-safe. */
+void fp_peak_test_refunds(int on);
+
 #endif /* FP_PEAK_BOUND_H */

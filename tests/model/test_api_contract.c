@@ -496,6 +496,8 @@ START_TEST(peak_bound_h) {
   ck_assert_uint_eq(fp_inplace_step_cap(g, -1), 0); /* no pairs */
   fp_peak_test_far_rule(-7);                        /* any int: nonzero is on */
   fp_peak_test_far_rule(1);
+  fp_peak_test_refunds(0); /* a hook: off, then back on */
+  fp_peak_test_refunds(3);
   fp_graph_destroy(o);
   fp_graph_destroy(g);
 }
