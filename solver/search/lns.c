@@ -1010,7 +1010,10 @@ static fp_status search(lns *L, const fp_ilp_params *prm, fp_error *err) {
     if (st == FP_OK && !improved && !out_of_time(L) && level1_open(L))
       st = gather_pass(L, &improved, err);
     idle = improved ? 0 : idle + 1;
-    if (st == FP_OK && idle >= IDLE_PASSES) /* the plan has settled */
+    /* After one idle pass, not IDLE_PASSES: on mixer_b16_224.fwd the
+     * second idle pass ends 2.2 s later and finds nothing the branch
+     * needs (it bounds any incumbent; 9.4 s -> 7.2 s to the proof). */
+    if (st == FP_OK && idle >= 1)
       st = branch_bound(L, err);
     if (st == FP_OK && idle >= IDLE_PASSES && !L->exact_tried) {
       L->exact_tried = true; /* the plan has settled: a tight limit */
