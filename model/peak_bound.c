@@ -831,6 +831,20 @@ static int cmp_node_val(const void *a, const void *b) {
   return x->node < y->node ? -1 : (x->node > y->node);
 }
 
+void pb_group_takers(const pb_work *W, const int32_t *grp, int32_t ng,
+                     int32_t gone, uint8_t *takers) {
+  for (int32_t w = 0; w < W->n; w++) {
+    bool member = false, at = true;
+    for (int32_t i = 0; i < ng; i++) {
+      member |= w == grp[i];
+      at &= w == grp[i] || pb_may_join(W, w, grp[i]);
+    }
+    takers[w] =
+        member ||
+        (at && (gone < 0 || (w != gone && !bit(W->anc, W->words, gone, w))));
+  }
+}
+
 /* The min cut at step(x) with each takeover refunded where it may apply
  * (cut_refunds) instead of x's whole in-place cap: the takers are x and
  * the nodes that may join its group (the only ones that run at its step).
@@ -841,10 +855,7 @@ static int cmp_node_val(const void *a, const void *b) {
 static fp_status refunded_cut(const pb_work *W, int32_t x, uint64_t resident,
                               uint8_t *takers, uint64_t *s, double *work,
                               fp_error *err) {
-  for (int32_t w = 0; w < W->n; w++)
-    takers[w] =
-        w == x || (may_share(W, w, x) && !bit(W->strict, W->words, w, x) &&
-                   !bit(W->strict, W->words, x, w));
+  pb_group_takers(W, &x, 1, -1, takers);
   cut_force f = no_force;
   f.takers = takers;
   uint64_t r = 0;

@@ -118,13 +118,6 @@ static int pc_caps(pc_scan *P) {
   return pb_step_caps(&P->W, fp_inplace_step_cap(g, P->W.k), P->capx);
 }
 
-/* Whether w may run in one group with u: it may share u's group and
- * neither always runs before the other. */
-static bool pc_may_join(const pb_work *W, int32_t w, int32_t u) {
-  return may_share(W, w, u) && !bit(W->strict, W->words, w, u) &&
-         !bit(W->strict, W->words, u, w);
-}
-
 /* The most in-place takeovers save at the step of a group holding u and
  * v: their own savings plus the k - 2 largest of the nodes that may join
  * both (a group holds at most k nodes, each compatible with the rest and
@@ -134,8 +127,8 @@ static uint64_t pc_pair_cap(pc_scan *P, int32_t u, int32_t v) {
   uint64_t sum = P->cap[u] + P->cap[v];
   for (int32_t j = 0; j < P->np; j++) {
     int32_t w = P->with[j];
-    if (w != u && w != v && pc_may_join(&P->W, w, u) &&
-        pc_may_join(&P->W, w, v))
+    if (w != u && w != v && pb_may_join(&P->W, w, u) &&
+        pb_may_join(&P->W, w, v))
       P->tmp[m++] = P->cap[w];
   }
   if (m > P->W.k - 2)
@@ -508,24 +501,6 @@ static bool pc_free_of_group(const pb_work *W, const int32_t *grp, int32_t ng,
   return true;
 }
 
-/* Marks in takers (zeroed here) the nodes that may run at G's step: its
- * members and the nodes that may join each member, not `gone` or its
- * producers (forced strictly before the step; -1 for none). */
-static void pc_group_takers(const pc_scan *P, const int32_t *grp, int32_t ng,
-                            int32_t gone, uint8_t *takers) {
-  const pb_work *W = &P->W;
-  for (int32_t w = 0; w < W->n; w++) {
-    bool member = false, at = true;
-    for (int32_t i = 0; i < ng; i++) {
-      member |= w == grp[i];
-      at &= w == grp[i] || pc_may_join(W, w, grp[i]);
-    }
-    takers[w] =
-        member ||
-        (at && (gone < 0 || (w != gone && !bit(W->anc, W->words, gone, w))));
-  }
-}
-
 /* What is live at G's step after takeovers, at least, with node y (-1:
  * none) forced to the side of the step that side names (PC_*): the
  * larger of the min cut less the cap and the min cut with the refunds of
@@ -538,7 +513,7 @@ static fp_status pc_group_cut(pc_scan *P, const int32_t *grp, int32_t ng,
   bool late = side == PC_LATE, strict = side == PC_STRICT;
   fp_status st = pb_cut_forced(&P->W, grp, ng, y, late, strict, NULL,
                                P->resident, &lb, work, NULL);
-  pc_group_takers(P, grp, ng, y >= 0 && strict ? y : -1, takers);
+  pb_group_takers(&P->W, grp, ng, y >= 0 && strict ? y : -1, takers);
   if (st == FP_OK && cap > 0)
     st = pb_cut_forced(&P->W, grp, ng, y, late, strict, takers, P->resident,
                        &lb2, work, NULL);

@@ -54,6 +54,20 @@ static inline bool may_share(const pb_work *W, int32_t u, int32_t v) {
   return W->k > 1 && fp_graph_compatible(W->g, u, v);
 }
 
+/* Whether w may run in one group with u: it may share u's group and
+ * neither always runs before the other. */
+static inline bool pb_may_join(const pb_work *W, int32_t w, int32_t u) {
+  return may_share(W, w, u) && !bit(W->strict, W->words, w, u) &&
+         !bit(W->strict, W->words, u, w);
+}
+
+/* Marks in takers (n bytes, all set here) the nodes that may run at the
+ * step of G (ng nodes): its members and the nodes that may join each
+ * member, not `gone` or its producers (forced strictly before the step;
+ * -1 for none).  Cannot fail. */
+void pb_group_takers(const pb_work *W, const int32_t *grp, int32_t ng,
+                     int32_t gone, uint8_t *takers);
+
 /* Where the min cut places a node (pb_cut_bound's side[]). */
 enum {
   PB_SIDE_OPEN = 0,   /* as the dependency order says */
